@@ -1,0 +1,47 @@
+import { type DynamicModule, type MiddlewareConsumer, Module, type NestModule, RequestMethod } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD } from '@nestjs/core';
+import { DataSource } from 'typeorm';
+import { ApiKeys } from './application/api-keys.js';
+import { CreatePet } from './application/create-pet.js';
+import { GetPet } from './application/get-pet.js';
+import { ListPets } from './application/list-pets.js';
+import { Readiness } from './application/readiness.js';
+import { PetRepository } from './domain/pet-repository.js';
+import { DatabaseReadiness } from './infrastructure/database.js';
+import { EnvApiKeys } from './infrastructure/env-api-keys.js';
+import { TypeOrmPetRepository } from './infrastructure/typeorm-pet-repository.js';
+import { BearerKeyGuard } from './interface/http/bearer-key.guard.js';
+import { CursorCodec } from './interface/http/cursor.js';
+import { announceGetPetDeprecation } from './interface/http/deprecation.js';
+import { ErrorFilter } from './interface/http/error.filter.js';
+import { HealthController } from './interface/http/health.controller.js';
+import { PetsController } from './interface/http/pets.controller.js';
+
+export type AppOptions = { dataSource: DataSource; apiKeys: string[]; cursorSecret: string };
+
+/** The composition root: every port bound to its adapter, every use case built by hand, here and only here. */
+@Module({})
+export class AppModule implements NestModule {
+  static forRoot({ dataSource, apiKeys, cursorSecret }: AppOptions): DynamicModule {
+    return {
+      module: AppModule,
+      controllers: [PetsController, HealthController],
+      providers: [
+        { provide: DataSource, useValue: dataSource },
+        { provide: PetRepository, useFactory: (ds: DataSource) => new TypeOrmPetRepository(ds), inject: [DataSource] },
+        { provide: Readiness, useFactory: (ds: DataSource) => new DatabaseReadiness(ds), inject: [DataSource] },
+        { provide: ApiKeys, useValue: new EnvApiKeys(apiKeys) },
+        { provide: CursorCodec, useValue: new CursorCodec(cursorSecret) },
+        { provide: ListPets, useFactory: (pets: PetRepository) => new ListPets(pets), inject: [PetRepository] },
+        { provide: CreatePet, useFactory: (pets: PetRepository) => new CreatePet(pets), inject: [PetRepository] },
+        { provide: GetPet, useFactory: (pets: PetRepository) => new GetPet(pets), inject: [PetRepository] },
+        { provide: APP_GUARD, useClass: BearerKeyGuard },
+        { provide: APP_FILTER, useClass: ErrorFilter },
+      ],
+    };
+  }
+
+  configure(consumer: MiddlewareConsumer): void {
+    consumer.apply(announceGetPetDeprecation).forRoutes({ path: 'pets/:petId', method: RequestMethod.GET });
+  }
+}

@@ -1,0 +1,13 @@
+import { PetNotFoundError } from '../domain/errors.js';
+import type { Pet } from '../domain/pet.js';
+import type { PetRepository } from '../domain/pet-repository.js';
+
+export class GetPet {
+  constructor(private readonly pets: PetRepository) {}
+
+  async execute(id: number): Promise<Pet> {
+    const pet = await this.pets.findById(id);
+    if (pet === null) throw new PetNotFoundError(id);
+    return pet;
+  }
+}

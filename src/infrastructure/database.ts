@@ -1,0 +1,69 @@
+import { DataSource, type DataSourceOptions } from 'typeorm';
+import { Readiness } from '../application/readiness.js';
+import { StoreUnavailableError } from '../domain/errors.js';
+import { startEmbeddedPostgres } from './embedded-postgres.js';
+import { CreatePets1763769600000 } from './migrations/1763769600000-create-pets.js';
+import { PetRecord } from './pet.record.js';
+import { translateStoreErrors } from './store-errors.js';
+
+export const MIGRATIONS = [CreatePets1763769600000];
+
+/**
+ * One set of options for the service, the TypeORM CLI and the tests. Schema changes come only
+ * from migrations: never `synchronize`. `schema` isolates a test run in its own schema.
+ */
+export function dataSourceOptions(url: string, schema?: string): DataSourceOptions {
+  return {
+    type: 'postgres',
+    url,
+    schema,
+    entities: [PetRecord],
+    migrations: MIGRATIONS,
+    migrationsTableName: 'migrations',
+    synchronize: false,
+    logging: false,
+    extra: {
+      max: 10,
+      // Bounded waits: a dead database answers 503 in seconds instead of hanging requests.
+      connectionTimeoutMillis: 3000,
+      statement_timeout: 10_000,
+      query_timeout: 12_000,
+      application_name: 'petstore',
+      ...(schema ? { options: `-c search_path=${schema}` } : {}),
+    },
+  };
+}
+
+export type Database = { dataSource: DataSource; close(): Promise<void> };
+
+/** DATABASE_URL → that server; otherwise the embedded PostgreSQL in dataDir. Runs pending migrations. */
+export async function openDatabase(config: { databaseUrl: string | null; dataDir: string }): Promise<Database> {
+  const embedded = config.databaseUrl === null ? await startEmbeddedPostgres(config.dataDir) : null;
+  const url = config.databaseUrl ?? embedded?.url ?? '';
+  const dataSource = new DataSource(dataSourceOptions(url));
+  try {
+    await dataSource.initialize();
+    await dataSource.runMigrations({ transaction: 'each' });
+  } catch (error) {
+    await embedded?.stop();
+    throw error;
+  }
+  return {
+    dataSource,
+    async close() {
+      if (dataSource.isInitialized) await dataSource.destroy();
+      await embedded?.stop();
+    },
+  };
+}
+
+export class DatabaseReadiness extends Readiness {
+  constructor(private readonly dataSource: DataSource) {
+    super();
+  }
+
+  async check(): Promise<void> {
+    if (!this.dataSource.isInitialized) throw new StoreUnavailableError();
+    await translateStoreErrors(() => this.dataSource.query('SELECT 1'));
+  }
+}

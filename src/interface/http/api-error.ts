@@ -1,0 +1,46 @@
+import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+
+/** The wire codes of the decisions table, declared once. */
+export const ERROR_CODES = {
+  400: 'invalid_request',
+  401: 'unauthorized',
+  404: 'not_found',
+  405: 'method_not_allowed',
+  409: 'idempotency_conflict',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+  422: 'idempotency_key_reused',
+  429: 'rate_limited',
+  500: 'internal_error',
+  503: 'unavailable',
+} as const;
+
+export type ErrorStatus = keyof typeof ERROR_CODES;
+export type ErrorCode = (typeof ERROR_CODES)[ErrorStatus];
+
+/** An HTTP-only failure raised at the edge (guard, pipes, controller); written as is by the filter. */
+export class ApiError extends Error {
+  readonly code: ErrorCode;
+
+  constructor(
+    readonly status: ErrorStatus,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = 'ApiError';
+    this.code = ERROR_CODES[status];
+  }
+}
+
+@ApiSchema({ name: 'Error', description: 'Body of every non-2xx response.' })
+export class ErrorResponse {
+  @ApiProperty({ description: 'Machine-readable error code.', enum: Object.values(ERROR_CODES), example: 'invalid_request' })
+  code!: ErrorCode;
+
+  @ApiProperty({ description: 'Human-readable description naming the field or header at fault.', example: 'name must be a string' })
+  message!: string;
+
+  @ApiProperty({ description: 'The HTTP status code of the response.', type: 'integer', example: 400 })
+  status!: number;
+}

@@ -1,0 +1,39 @@
+import { type CanActivate, type ExecutionContext, Injectable, SetMetadata } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import type { Request } from 'express';
+import { ApiKeys } from '../../application/api-keys.js';
+import { ApiError } from './api-error.js';
+
+const IS_PUBLIC = 'petstore:public';
+
+/** Marks a controller or route that needs no key (health, docs). Everything else does. */
+export const Public = (): ClassDecorator & MethodDecorator => SetMetadata(IS_PUBLIC, true);
+
+const REALM = 'Bearer realm="petstore"';
+
+/** `Authorization: Bearer <key>` (scheme case-insensitive) on every route not marked @Public(). */
+@Injectable()
+export class BearerKeyGuard implements CanActivate {
+  constructor(
+    private readonly apiKeys: ApiKeys,
+    private readonly reflector: Reflector,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [context.getHandler(), context.getClass()])) return true;
+    const key = bearerKey(context.switchToHttp().getRequest<Request>().headers.authorization);
+    // RFC 6750 section 3: a challenge on every 401; error="invalid_token" only when a key was presented.
+    if (key === null) {
+      throw new ApiError(401, 'Missing API key: send Authorization: Bearer <key>', { 'WWW-Authenticate': REALM });
+    }
+    if (!(await this.apiKeys.verify(key))) {
+      throw new ApiError(401, 'Invalid API key', { 'WWW-Authenticate': `${REALM}, error="invalid_token"` });
+    }
+    return true;
+  }
+}
+
+function bearerKey(header: string | undefined): string | null {
+  const match = /^Bearer +(\S+) *$/i.exec(header ?? '');
+  return match?.[1] ?? null;
+}

@@ -1,0 +1,42 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { MAX_PET_ID } from '../../domain/pet.js';
+import type { PetStatus } from '../../domain/pet-status.js';
+import { ApiError } from './api-error.js';
+
+export type CursorPosition = { afterId: number; status?: PetStatus };
+
+/**
+ * The opaque `cursor` of keyset paging: the last id of a page and the status filter it was issued
+ * for, signed with HMAC-SHA256 so that a cursor we did not issue (forged, tampered or truncated)
+ * is refused with a 400 instead of silently skipping pets.
+ */
+export class CursorCodec {
+  constructor(private readonly secret: string) {}
+
+  encode({ afterId, status }: CursorPosition): string {
+    const payload = `1.${afterId}.${status ?? ''}`;
+    return `${Buffer.from(payload).toString('base64url')}.${this.sign(payload).toString('base64url')}`;
+  }
+
+  /** The id to continue after; throws a 400 ApiError for a cursor not issued for this query. */
+  decode(cursor: string, status: PetStatus | undefined): number {
+    const [encodedPayload = '', encodedSignature = '', ...rest] = cursor.length <= 200 ? cursor.split('.') : [];
+    const payload = Buffer.from(encodedPayload, 'base64url').toString();
+    const signature = Buffer.from(encodedSignature, 'base64url');
+    const expected = this.sign(payload);
+    if (rest.length > 0 || signature.length !== expected.length || !timingSafeEqual(signature, expected)) {
+      throw new ApiError(400, 'cursor is not one this service issued: start again without cursor');
+    }
+    const [, afterId = '', cursorStatus = ''] = payload.split('.');
+    if (cursorStatus !== (status ?? '')) {
+      throw new ApiError(400, 'cursor was issued for another status filter: repeat the status of the previous page');
+    }
+    const id = Number(afterId);
+    if (!Number.isSafeInteger(id) || id < 1 || id > MAX_PET_ID) throw new ApiError(400, 'cursor is not valid');
+    return id;
+  }
+
+  private sign(payload: string): Buffer {
+    return createHmac('sha256', this.secret).update(payload).digest().subarray(0, 16);
+  }
+}

@@ -1,0 +1,16 @@
+import type { NextFunction, Request, Response } from 'express';
+
+/** getPet is deprecated: removal on 5 December 2030; the replacement is GET /pets with a status filter. */
+export const GET_PET_SUNSET = 'Thu, 05 Dec 2030 00:00:00 GMT';
+/** Deprecated since version 1.0.0 was published, 2026-11-21T00:00:00Z (RFC 9745 wants "@<unix seconds>"). */
+export const GET_PET_DEPRECATION = '@1795219200';
+
+/**
+ * Middleware, not an interceptor: it must run before the bearer-key guard so that every getPet
+ * response, 401 and 404 included, carries Sunset (RFC 8594) and Deprecation (RFC 9745).
+ */
+export function announceGetPetDeprecation(_request: Request, response: Response, next: NextFunction): void {
+  response.setHeader('Sunset', GET_PET_SUNSET);
+  response.setHeader('Deprecation', GET_PET_DEPRECATION);
+  next();
+}

@@ -1,0 +1,91 @@
+import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { InvalidPetError, PetNotFoundError, StoreUnavailableError } from '../../domain/errors.js';
+import { ApiError, ERROR_CODES, type ErrorCode, type ErrorResponse } from './api-error.js';
+import { JSON_BODY_LIMIT } from './json-body.interceptor.js';
+
+/** Seconds a client should wait before retrying when the database does not answer. */
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
+
+export type ErrorReply = { body: ErrorResponse; headers: Record<string, string> };
+
+/**
+ * The one place where failures become HTTP. Pure, so each case is unit-tested. Order: our own
+ * ApiError, then domain errors, then framework and body-parser errors, then anything else as a
+ * 500 that reveals nothing.
+ */
+export function toErrorResponse(exception: unknown, request: { method: string; path: string }): ErrorReply {
+  if (exception instanceof ApiError) return reply(exception.status, exception.message, exception.headers);
+  if (exception instanceof PetNotFoundError) return reply(404, `Pet ${exception.id} does not exist`);
+  if (exception instanceof InvalidPetError) return reply(400, `Invalid request body: ${exception.problems.join('; ')}`);
+  if (exception instanceof StoreUnavailableError) {
+    return reply(503, 'The service cannot reach its database; retry later', { 'Retry-After': String(UNAVAILABLE_RETRY_AFTER_SECONDS) });
+  }
+  const status = httpStatusOf(exception);
+  if (status !== null && status >= 400 && status < 500) return reply(status, clientErrorMessage(status, exception, request));
+  return reply(500, 'Internal server error');
+}
+
+function reply(status: number, message: string, headers: Record<string, string> = {}): ErrorReply {
+  return { body: { code: codeFor(status), message, status }, headers };
+}
+
+const CODE_BY_STATUS = new Map<number, ErrorCode>(Object.entries(ERROR_CODES).map(([status, code]) => [Number(status), code]));
+
+function codeFor(status: number): ErrorCode {
+  return CODE_BY_STATUS.get(status) ?? (status < 500 ? 'invalid_request' : 'internal_error');
+}
+
+/** Nest HttpExceptions, and http-errors objects from body-parser and the Express router. */
+function httpStatusOf(exception: unknown): number | null {
+  if (exception instanceof HttpException) return exception.getStatus();
+  if (typeof exception === 'object' && exception !== null) {
+    const status = 'status' in exception ? exception.status : 'statusCode' in exception ? exception.statusCode : null;
+    if (typeof status === 'number' && Number.isInteger(status)) return status;
+  }
+  return null;
+}
+
+function clientErrorMessage(status: number, exception: unknown, request: { method: string; path: string }): string {
+  const type = typeof exception === 'object' && exception !== null && 'type' in exception ? exception.type : null;
+  switch (status) {
+    case 404:
+      return `No route for ${request.method} ${request.path.slice(0, 200)}`;
+    case 413:
+      return `Request body exceeds the ${JSON_BODY_LIMIT / 1024} KiB limit`;
+    case 415:
+      if (type === 'charset.unsupported') return 'Content-Type charset must be utf-8';
+      if (type === 'encoding.unsupported') return 'Content-Encoding must be gzip, deflate, br or identity';
+      return 'Content-Type must be application/json';
+  }
+  if (type === 'entity.parse.failed') return 'Request body is not valid JSON';
+  if (type === 'request.aborted') return 'Request body was not received completely';
+  if (exception instanceof Error && /^Failed to decode param/.test(exception.message)) return 'Request path is not valid percent-encoded UTF-8';
+  return 'Invalid request';
+}
+
+const logger = new Logger('ErrorFilter');
+
+/** Writes the Error body for any failure. Used by the filter and, outside /v1, by app.ts. */
+export function answerWithError(exception: unknown, request: Request, response: Response): void {
+  const { body, headers } = toErrorResponse(exception, request);
+  if (body.status === 503) {
+    logger.warn(`${request.method} ${request.path}: database unavailable`);
+  } else if (body.status >= 500) {
+    // The stack goes to the log, never to the client.
+    logger.error(`${request.method} ${request.path} failed`, exception instanceof Error ? exception.stack : String(exception));
+  }
+  if (response.headersSent) {
+    response.end();
+    return;
+  }
+  response.status(body.status).set(headers).json(body);
+}
+
+@Catch()
+export class ErrorFilter implements ExceptionFilter {
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const http = host.switchToHttp();
+    answerWithError(exception, http.getRequest<Request>(), http.getResponse<Response>());
+  }
+}

@@ -1,0 +1,101 @@
+import { applyDecorators, type INestApplication } from '@nestjs/common';
+import { ApiBody, ApiExtraModels, ApiOperation, ApiParam, ApiResponse, DocumentBuilder, getSchemaPath, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { ErrorResponse } from './api-error.js';
+import { GET_PET_DEPRECATION, GET_PET_SUNSET } from './deprecation.js';
+import { JSON_BODY_LIMIT } from './json-body.interceptor.js';
+import { NewPetRequest, PetResponse } from './pet.dto.js';
+
+const error = (status: number, description: string, headers: Record<string, { description: string; schema: { type: 'string' } }> = {}) =>
+  ApiResponse({ status, description, type: ErrorResponse, headers });
+
+const header = (description: string) => ({ description, schema: { type: 'string' as const } });
+
+const unauthorized = error(401, 'Missing or invalid API key.', {
+  'WWW-Authenticate': header('`Bearer realm="petstore"`, with `error="invalid_token"` when a key was presented but is wrong (RFC 6750).'),
+});
+const unavailable = error(503, 'The database does not answer; retry after the given delay.', {
+  'Retry-After': header('Seconds to wait before retrying.'),
+});
+const internal = error(500, 'Unexpected failure; the body reveals nothing of it.');
+
+export const ListPetsDocs = () =>
+  applyDecorators(
+    ApiOperation({
+      operationId: 'listPets',
+      summary: 'List all animals',
+      description:
+        'Returns a page of animals in ascending `id` order, optionally filtered by status. When more animals follow, the `Link` header carries the URL of the next page (`rel="next"`), with an opaque `cursor`.',
+    }),
+    ApiResponse({
+      status: 200,
+      description: 'A page of animals.',
+      schema: { $ref: getSchemaPath('Pets') },
+      headers: { Link: header('`</v1/pets?limit=..&cursor=..>; rel="next"` (RFC 8288) when more animals follow; absent on the last page.') },
+    }),
+    error(400, 'Invalid `limit`, `status` or `cursor`, or one of them given twice.'),
+    unauthorized,
+    internal,
+    unavailable,
+  );
+
+export const CreatePetDocs = () =>
+  applyDecorators(
+    ApiOperation({ operationId: 'createPet', summary: 'Add an animal', description: `Adds an animal; its status is \`available\` when omitted. The body must be \`application/json\`, at most ${JSON_BODY_LIMIT / 1024} KiB.` }),
+    ApiBody({ type: NewPetRequest, required: true }),
+    ApiResponse({ status: 201, description: 'Animal added; the body carries the assigned `id`.', type: PetResponse, headers: { Location: header('`/v1/pets/{id}` of the new animal.') } }),
+    error(400, 'Body missing, not a JSON object, malformed, with missing required fields, invalid values or unknown fields; the message names every offending field.'),
+    unauthorized,
+    error(413, `Body larger than ${JSON_BODY_LIMIT / 1024} KiB.`),
+    error(415, 'Body is not `application/json`.'),
+    internal,
+    unavailable,
+  );
+
+const deprecationHeaders = {
+  Sunset: header(`\`${GET_PET_SUNSET}\`: the operation is removed then (RFC 8594).`),
+  Deprecation: header(`\`${GET_PET_DEPRECATION}\`: deprecated since that time (RFC 9745).`),
+};
+
+export const GetPetDocs = () =>
+  applyDecorators(
+    ApiOperation({
+      operationId: 'getPet',
+      summary: 'Get an animal (deprecated)',
+      description: 'Deprecated: scheduled for removal on 5 December 2030. Use `GET /pets` with the `status` filter instead. Every response carries `Sunset` and `Deprecation` headers.',
+      deprecated: true,
+    }),
+    ApiParam({ name: 'petId', description: 'Identifier of the animal to fetch.', schema: { type: 'integer', format: 'int64', minimum: 1 } }),
+    ApiResponse({ status: 200, description: 'Animal found.', type: PetResponse, headers: deprecationHeaders }),
+    ApiResponse({ status: 401, description: 'Missing or invalid API key.', type: ErrorResponse, headers: { ...deprecationHeaders, 'WWW-Authenticate': header('`Bearer realm="petstore"` (RFC 6750).') } }),
+    ApiResponse({ status: 404, description: 'No animal has this id (also for ids that are not positive int64 integers).', type: ErrorResponse, headers: deprecationHeaders }),
+    internal,
+    unavailable,
+    ApiExtraModels(PetResponse),
+  );
+
+export function buildOpenApiDocument(app: INestApplication, servers: { production: string; staging: string }): OpenAPIObject {
+  const config = new DocumentBuilder()
+    .setTitle('Pet Store')
+    .setDescription('A store of animals available for adoption. Every operation needs `Authorization: Bearer <API key>`.')
+    .setVersion('1.0.0')
+    .addServer(servers.production, 'Production')
+    .addServer(servers.staging, 'Staging')
+    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'The API key, as `Authorization: Bearer <key>`.' }, 'bearerAuth')
+    .build();
+  // Paths are relative to the servers, which end in /v1.
+  const document = SwaggerModule.createDocument(app, config, { ignoreGlobalPrefix: true, extraModels: [PetResponse, ErrorResponse] });
+  document.components ??= {};
+  document.components.schemas ??= {};
+  document.components.schemas.Pets = { type: 'array', description: 'A page of animals.', items: { $ref: getSchemaPath('Pet') } };
+  return document;
+}
+
+/** /openapi.json, /openapi.yaml and Swagger UI at /docs; outside /v1 and needing no key. */
+export function serveOpenApi(app: INestApplication, document: OpenAPIObject): void {
+  SwaggerModule.setup('docs', app, document, {
+    jsonDocumentUrl: 'openapi.json',
+    yamlDocumentUrl: 'openapi.yaml',
+    customSiteTitle: 'Pet Store API',
+    swaggerOptions: { persistAuthorization: false },
+  });
+}

@@ -1,0 +1,76 @@
+import { All, Body, Controller, Get, HttpCode, Param, Post, Query, Res, UseInterceptors } from '@nestjs/common';
+import { ApiBearerAuth, ApiExcludeEndpoint, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
+import { CreatePet } from '../../application/create-pet.js';
+import { GetPet } from '../../application/get-pet.js';
+import { ListPets, PAGE_LIMIT } from '../../application/list-pets.js';
+import { MAX_PET_ID } from '../../domain/pet.js';
+import { ApiError } from './api-error.js';
+import { CursorCodec } from './cursor.js';
+import { JsonBodyInterceptor } from './json-body.interceptor.js';
+import { CreatePetDocs, GetPetDocs, ListPetsDocs } from './openapi.js';
+import { ListPetsQuery, NewPetRequest, type PetResponse, toPetResponse } from './pet.dto.js';
+import { bodyValidation, queryValidation } from './validation.js';
+
+@ApiTags('pets')
+@ApiBearerAuth('bearerAuth')
+@Controller('pets')
+export class PetsController {
+  constructor(
+    private readonly listPets: ListPets,
+    private readonly createPet: CreatePet,
+    private readonly getPet: GetPet,
+    private readonly cursors: CursorCodec,
+  ) {}
+
+  @Get()
+  @ListPetsDocs()
+  async list(@Query(queryValidation) query: ListPetsQuery, @Res({ passthrough: true }) response: Response): Promise<PetResponse[]> {
+    const limit = query.limit === undefined ? PAGE_LIMIT.default : Number(query.limit);
+    const afterId = query.cursor === undefined ? undefined : this.cursors.decode(query.cursor, query.status);
+    const page = await this.listPets.execute({ status: query.status, limit, afterId });
+    if (page.nextAfterId !== undefined) {
+      const next = new URLSearchParams({ limit: String(limit), ...(query.status ? { status: query.status } : {}) });
+      next.set('cursor', this.cursors.encode({ afterId: page.nextAfterId, status: query.status }));
+      // RFC 8288; a path-absolute reference, resolved against the request URL by the client.
+      response.setHeader('Link', `</v1/pets?${next}>; rel="next"`);
+    }
+    return page.pets.map(toPetResponse);
+  }
+
+  @Post()
+  @HttpCode(201)
+  @UseInterceptors(JsonBodyInterceptor)
+  @CreatePetDocs()
+  async create(@Body(bodyValidation) body: NewPetRequest, @Res({ passthrough: true }) response: Response): Promise<PetResponse> {
+    const pet = await this.createPet.execute({ name: body.name, categoryId: body.categoryId, status: body.status });
+    response.location(`/v1/pets/${pet.id}`);
+    return toPetResponse(pet);
+  }
+
+  /** Deprecated; Sunset and Deprecation headers are set by announceGetPetDeprecation (see app.module.ts). */
+  @Get(':petId')
+  @GetPetDocs()
+  async get(@Param('petId') petId: string): Promise<PetResponse> {
+    return toPetResponse(await this.getPet.execute(parsePetId(petId)));
+  }
+
+  @All()
+  @ApiExcludeEndpoint()
+  collectionMethodNotAllowed(): never {
+    throw new ApiError(405, 'Method not allowed on /v1/pets: use GET or POST', { Allow: 'GET, POST' });
+  }
+
+  @All(':petId')
+  @ApiExcludeEndpoint()
+  itemMethodNotAllowed(): never {
+    throw new ApiError(405, 'Method not allowed on /v1/pets/{petId}: use GET', { Allow: 'GET' });
+  }
+}
+
+/** An id that is not a positive int64 a JSON number can carry cannot belong to any pet: 404, not 400. */
+function parsePetId(petId: string): number {
+  const id = /^\d{1,16}$/.test(petId) ? Number(petId) : 0;
+  if (id < 1 || id > MAX_PET_ID) throw new ApiError(404, `Pet ${petId.slice(0, 40)} does not exist`);
+  return id;
+}

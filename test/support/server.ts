@@ -1,0 +1,24 @@
+import type { AddressInfo } from 'node:net';
+import type { DataSource } from 'typeorm';
+import { createApp } from '../../src/app.js';
+
+export const TEST_API_KEY = 'test-key-0123456789abcdef0123456789';
+
+export type TestServer = { url: string; close(): Promise<void> };
+
+/** createApp() — the same stack main.ts runs — listening on a free port. */
+export async function startServer(dataSource: DataSource): Promise<TestServer> {
+  const app = await createApp({
+    dataSource,
+    apiKeys: [TEST_API_KEY, 'second-test-key-abcdefghijklmnop'],
+    cursorSecret: 'test-cursor-secret',
+    servers: { production: 'https://petstore.example.com/v1', staging: 'https://staging.petstore.example.com/v1' },
+    logLevels: ['fatal'],
+  });
+  await app.listen(0, '127.0.0.1');
+  const { port } = app.getHttpServer().address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, close: () => app.close() };
+}
+
+export const authorized = { Authorization: `Bearer ${TEST_API_KEY}` };
+export const json = { ...authorized, 'Content-Type': 'application/json' };

@@ -1,0 +1,40 @@
+import { ApiError } from '../../../src/interface/http/api-error.js';
+import { ListPetsQuery, NewPetRequest } from '../../../src/interface/http/pet.dto.js';
+import { bodyValidation, queryValidation } from '../../../src/interface/http/validation.js';
+
+const validateBody = (value: unknown) => bodyValidation.transform(value, { type: 'body', metatype: NewPetRequest });
+const validateQuery = (value: unknown) => queryValidation.transform(value, { type: 'query', metatype: ListPetsQuery });
+
+describe('request validation', () => {
+  it('accepts a valid NewPet', async () => {
+    await expect(validateBody({ name: 'Rex', categoryId: 1, status: 'sold' })).resolves.toMatchObject({ name: 'Rex', categoryId: 1, status: 'sold' });
+  });
+
+  it('names every offending field in one 400', async () => {
+    const error = await validateBody({ name: '', categoryId: '5', status: null, categoryID: 5 }).catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(ApiError);
+    expect(error).toMatchObject({ status: 400, code: 'invalid_request' });
+    for (const field of ['name', 'categoryId', 'status', 'categoryID']) expect((error as ApiError).message).toContain(field);
+  });
+
+  it('refuses an id in the body', async () => {
+    await expect(validateBody({ id: 5, name: 'Rex', categoryId: 1 })).rejects.toMatchObject({ message: 'Invalid request body: id is not a known field' });
+  });
+
+  it('refuses required fields that are missing', async () => {
+    await expect(validateBody({})).rejects.toMatchObject({ message: expect.stringMatching(/name.*categoryId/) });
+  });
+
+  it('accepts a query of digits within 1..100 and ignores unknown parameters', async () => {
+    await expect(validateQuery({ limit: '100', status: 'pending', foo: 'bar' })).resolves.toEqual(Object.assign(new ListPetsQuery(), { limit: '100', status: 'pending' }));
+  });
+
+  it.each([['0'], ['101'], ['1.5'], ['+5'], [' 5'], ['1e2'], ['abc'], ['']])('refuses limit=%j', async (limit) => {
+    await expect(validateQuery({ limit })).rejects.toMatchObject({ message: 'Invalid query: limit must be an integer from 1 to 100' });
+  });
+
+  it('refuses a parameter given twice', async () => {
+    await expect(validateQuery({ status: ['sold', 'sold'] })).rejects.toMatchObject({ message: 'Invalid query: status must be given only once' });
+  });
+});
