@@ -1,4 +1,5 @@
 import { DataSource } from 'typeorm';
+import { dataSourceOptions } from '../../src/infrastructure/database.js';
 import { StoreUnavailableError } from '../../src/domain/errors.js';
 import { TypeOrmPetRepository } from '../../src/infrastructure/typeorm-pet-repository.js';
 import { describePetRepositoryContract } from '../contracts/pet-repository.contract.js';
@@ -58,7 +59,7 @@ describe('TypeOrmPetRepository on PostgreSQL', () => {
 
   it('throws StoreUnavailableError, not a driver error, when the database goes away, and recovers when it returns', async () => {
     const proxy = await startTcpProxy(database.url);
-    const viaProxy = new DataSource({ ...database.dataSource.options, url: proxy.url });
+    const viaProxy = new DataSource(dataSourceOptions(proxy.url, database.schema));
     await viaProxy.initialize();
     const flaky = new TypeOrmPetRepository(viaProxy);
     try {

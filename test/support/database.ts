@@ -7,6 +7,8 @@ import { type EmbeddedDatabase, startEmbeddedPostgres } from '../../src/infrastr
 export type TestDatabase = {
   dataSource: DataSource;
   url: string;
+  /** The schema this run owns; pass it to dataSourceOptions() for another connection to the same tables. */
+  schema: string;
   /** Empties every table between tests. */
   reset(): Promise<void>;
   close(): Promise<void>;
@@ -27,6 +29,7 @@ export async function openTestDatabase(): Promise<TestDatabase> {
   return {
     dataSource,
     url,
+    schema,
     async reset() {
       await dataSource.query('TRUNCATE pets RESTART IDENTITY');
     },

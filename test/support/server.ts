@@ -1,4 +1,3 @@
-import type { AddressInfo } from 'node:net';
 import type { DataSource } from 'typeorm';
 import { createApp } from '../../src/app.js';
 
@@ -16,8 +15,9 @@ export async function startServer(dataSource: DataSource): Promise<TestServer> {
     logLevels: ['fatal'],
   });
   await app.listen(0, '127.0.0.1');
-  const { port } = app.getHttpServer().address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, close: () => app.close() };
+  const address: unknown = app.getHttpServer().address();
+  if (typeof address !== 'object' || address === null || !('port' in address)) throw new Error('the server is not listening on TCP');
+  return { url: `http://127.0.0.1:${address.port}`, close: () => app.close() };
 }
 
 export const authorized = { Authorization: `Bearer ${TEST_API_KEY}` };

@@ -27,6 +27,7 @@ async function readJsonObject(request: Request, response: Response): Promise<voi
   if (contentType === undefined ? hasBody : !/^application\/json\s*(;|$)/i.test(contentType)) {
     throw new ApiError(415, 'Content-Type must be application/json');
   }
+  if (!hasBody) throw new ApiError(400, 'Request body must be a JSON object');
   await new Promise<void>((resolve, reject) => parseJson(request, response, (error?: unknown) => (error ? reject(error) : resolve())));
   const body: unknown = request.body;
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {

@@ -1,5 +1,5 @@
-import { ValidationPipe, type ValidationError } from '@nestjs/common';
-import { ValidateBy } from 'class-validator';
+import { type ArgumentMetadata, ValidationPipe, type ValidationError } from '@nestjs/common';
+import { getMetadataStorage, ValidateBy } from 'class-validator';
 import { ApiError } from './api-error.js';
 
 /** Applies a domain rule (a function listing problems) as a class-validator decorator: the rules live once, in the domain. */
@@ -13,15 +13,11 @@ export function SatisfiesRule(problems: (value: unknown) => string[]): PropertyD
   });
 }
 
-/** One 400 whose message names every offending field. */
-function describe(errors: ValidationError[]): string {
-  return errors
-    .flatMap((error) =>
-      Object.entries(error.constraints ?? {}).map(([constraint, message]) =>
-        constraint === 'whitelistValidation' ? `${error.property} is not a known field` : message,
-      ),
-    )
-    .join('; ');
+/** Carries the problems from class-validator to the pipe, which writes the one 400. */
+class FieldProblems extends Error {
+  constructor(readonly problems: string[]) {
+    super(problems.join('; '));
+  }
 }
 
 const common = {
@@ -30,18 +26,47 @@ const common = {
   // "5" stays a string and fails the integer rule: no implicit conversion.
   transformOptions: { enableImplicitConversion: false },
   validationError: { target: false, value: false },
+  exceptionFactory: (errors: ValidationError[]) =>
+    new FieldProblems(errors.flatMap((error) => Object.values(error.constraints ?? {}))),
 } as const;
 
-/** Request bodies: a property NewPet does not define (a typo such as categoryID, or id) is refused. */
-export const bodyValidation = new ValidationPipe({
-  ...common,
-  forbidNonWhitelisted: true,
-  exceptionFactory: (errors) => new ApiError(400, `Invalid request body: ${describe(errors)}`),
-});
+/**
+ * One 400 whose message names every offending field. For bodies, a property the DTO does not
+ * define (a typo such as categoryID, or id) is one of them. The unknown keys are found here from
+ * the raw object: class-validator's whitelist lets through keys named like Object.prototype
+ * members (constructor, toString, __proto__, ...).
+ */
+class RequestValidationPipe extends ValidationPipe {
+  constructor(
+    private readonly part: 'body' | 'query',
+    private readonly refuseUnknownFields: boolean,
+  ) {
+    super(common);
+  }
+
+  override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    const unknown = this.refuseUnknownFields && metadata.metatype ? unknownFields(value, metadata.metatype) : [];
+    const known = typeof value === 'object' && value !== null ? Object.fromEntries(Object.entries(value).filter(([key]) => !unknown.includes(key))) : value;
+    const problems = unknown.map((field) => `${field} is not a known field`);
+    try {
+      const result: unknown = await super.transform(known, metadata);
+      if (problems.length === 0) return result;
+    } catch (error) {
+      if (!(error instanceof FieldProblems)) throw error;
+      problems.push(...error.problems);
+    }
+    throw new ApiError(400, `Invalid ${this.part === 'body' ? 'request body' : 'query'}: ${problems.join('; ')}`);
+  }
+}
+
+function unknownFields(value: unknown, metatype: NonNullable<ArgumentMetadata['metatype']>): string[] {
+  if (typeof value !== 'object' || value === null) return [];
+  const defined = new Set(getMetadataStorage().getTargetValidationMetadatas(metatype, '', true, false).map((rule) => rule.propertyName));
+  return Object.keys(value).filter((key) => !defined.has(key));
+}
+
+/** Request bodies: unknown fields are refused. */
+export const bodyValidation = new RequestValidationPipe('body', true);
 
 /** Query strings: unknown parameters are ignored, known ones checked. */
-export const queryValidation = new ValidationPipe({
-  ...common,
-  forbidNonWhitelisted: false,
-  exceptionFactory: (errors) => new ApiError(400, `Invalid query: ${describe(errors)}`),
-});
+export const queryValidation = new RequestValidationPipe('query', false);

@@ -22,6 +22,12 @@ describe('request validation', () => {
     await expect(validateBody({ id: 5, name: 'Rex', categoryId: 1 })).rejects.toMatchObject({ message: 'Invalid request body: id is not a known field' });
   });
 
+  it.each([['constructor'], ['toString'], ['__proto__'], ['hasOwnProperty']])('refuses a field named like an Object.prototype member: %s', async (field) => {
+    const body = JSON.parse(`{"name":"Rex","categoryId":1,"${field}":{"admin":true}}`);
+
+    await expect(validateBody(body)).rejects.toMatchObject({ message: `Invalid request body: ${field} is not a known field` });
+  });
+
   it('refuses required fields that are missing', async () => {
     await expect(validateBody({})).rejects.toMatchObject({ message: expect.stringMatching(/name.*categoryId/) });
   });
