@@ -18,6 +18,8 @@ const DATABASE_NAME = 'petstore';
 export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedDatabase> {
   const clusterDir = path.resolve(dataDir, 'postgres');
   await mkdir(path.resolve(dataDir), { recursive: true });
+  // As root, postgres runs as the OS user "postgres", which must be able to enter DATA_DIR.
+  if (process.getuid?.() === 0) await chmod(path.resolve(dataDir), 0o711);
   await stopOrphanedPostgres(clusterDir);
   const password = await readOrCreatePassword(path.resolve(dataDir, 'postgres-password'));
   const port = await findFreePort();
@@ -38,7 +40,10 @@ export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedDa
     if (!existsSync(path.join(clusterDir, 'PG_VERSION'))) await server.initialise();
     await server.start();
   } catch (error) {
-    throw new Error(`Embedded PostgreSQL in ${clusterDir} did not start:\n${recentLog.join('').trim()}`, { cause: error });
+    const hint = recentLog.join('').includes('Permission denied')
+      ? '\nEvery directory above DATA_DIR must be enterable by the OS user postgres (or set DATA_DIR elsewhere).'
+      : '';
+    throw new Error(`Embedded PostgreSQL in ${clusterDir} did not start:\n${recentLog.join('').trim()}${hint}`, { cause: error });
   }
   await createDatabaseIfMissing(`postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`);
   return {
