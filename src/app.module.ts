@@ -3,12 +3,14 @@ import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { DataSource } from 'typeorm';
 import { ApiKeys } from './application/api-keys.js';
 import { CreatePet } from './application/create-pet.js';
+import { IdempotencyStore } from './application/idempotency-store.js';
 import { GetPet } from './application/get-pet.js';
 import { ListPets } from './application/list-pets.js';
 import { Readiness } from './application/readiness.js';
 import { PetRepository } from './domain/pet-repository.js';
 import { DatabaseReadiness } from './infrastructure/database.js';
 import { EnvApiKeys } from './infrastructure/env-api-keys.js';
+import { TypeOrmIdempotencyStore } from './infrastructure/typeorm-idempotency-store.js';
 import { TypeOrmPetRepository } from './infrastructure/typeorm-pet-repository.js';
 import { BearerKeyGuard } from './interface/http/bearer-key.guard.js';
 import { CursorCodec } from './interface/http/cursor.js';
@@ -29,6 +31,7 @@ export class AppModule implements NestModule {
       providers: [
         { provide: DataSource, useValue: dataSource },
         { provide: PetRepository, useFactory: (ds: DataSource) => new TypeOrmPetRepository(ds), inject: [DataSource] },
+        { provide: IdempotencyStore, useFactory: (ds: DataSource) => new TypeOrmIdempotencyStore(ds), inject: [DataSource] },
         { provide: Readiness, useFactory: (ds: DataSource) => new DatabaseReadiness(ds), inject: [DataSource] },
         { provide: ApiKeys, useValue: new EnvApiKeys(apiKeys) },
         { provide: CursorCodec, useValue: new CursorCodec(cursorSecret) },

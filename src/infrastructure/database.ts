@@ -3,10 +3,11 @@ import { Readiness } from '../application/readiness.js';
 import { StoreUnavailableError } from '../domain/errors.js';
 import { startEmbeddedPostgres } from './embedded-postgres.js';
 import { CreatePets1763769600000 } from './migrations/1763769600000-create-pets.js';
+import { CreateIdempotencyKeys1763769700000 } from './migrations/1763769700000-create-idempotency-keys.js';
 import { PetRecord } from './pet.record.js';
 import { translateStoreErrors } from './store-errors.js';
 
-export const MIGRATIONS = [CreatePets1763769600000];
+export const MIGRATIONS = [CreatePets1763769600000, CreateIdempotencyKeys1763769700000];
 
 /**
  * One set of options for the service, the TypeORM CLI and the tests. Schema changes come only

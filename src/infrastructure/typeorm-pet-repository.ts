@@ -4,13 +4,16 @@ import { PetRepository, type PetListQuery } from '../domain/pet-repository.js';
 import { isPetStatus } from '../domain/pet-status.js';
 import { PetRecord } from './pet.record.js';
 import { translateStoreErrors } from './store-errors.js';
+import { managerFor } from './transaction-context.js';
 
 export class TypeOrmPetRepository extends PetRepository {
-  private readonly records: Repository<PetRecord>;
-
-  constructor(dataSource: DataSource) {
+  constructor(private readonly dataSource: DataSource) {
     super();
-    this.records = dataSource.getRepository(PetRecord);
+  }
+
+  /** Joins the surrounding transaction when there is one (an idempotent create). */
+  private get records(): Repository<PetRecord> {
+    return managerFor(this.dataSource.manager).getRepository(PetRecord);
   }
 
   add(pet: NewPet): Promise<Pet> {

@@ -72,7 +72,8 @@ describe('the OpenAPI document', () => {
 
   it('declares the responses the service adds, with their headers', () => {
     expect(Object.keys(document.paths['/pets'].get.responses).sort()).toEqual(['200', '400', '401', '500', '503']);
-    expect(Object.keys(document.paths['/pets'].post.responses).sort()).toEqual(['201', '400', '401', '413', '415', '500', '503']);
+    expect(Object.keys(document.paths['/pets'].post.responses).sort()).toEqual(['201', '400', '401', '409', '413', '415', '422', '500', '503']);
+    expect(document.paths['/pets'].post.parameters).toEqual([expect.objectContaining({ name: 'Idempotency-Key', in: 'header', required: false })]);
     expect(document.paths['/pets'].get.responses['200'].headers.Link).toBeDefined();
     expect(document.paths['/pets'].post.responses['201'].headers.Location).toBeDefined();
     expect(document.paths['/pets'].get.responses['401'].headers['WWW-Authenticate']).toBeDefined();

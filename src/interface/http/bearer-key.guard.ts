@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { type CanActivate, type ExecutionContext, Injectable, SetMetadata } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
@@ -11,6 +12,15 @@ export const Public = (): ClassDecorator & MethodDecorator => SetMetadata(IS_PUB
 
 const REALM = 'Bearer realm="petstore"';
 
+const callers = new WeakMap<Request, string>();
+
+/** Who sent an authenticated request: the SHA-256 of its key (hex), never the key itself. */
+export function callerOf(request: Request): string {
+  const caller = callers.get(request);
+  if (caller === undefined) throw new Error('callerOf() on a request the bearer-key guard did not authenticate');
+  return caller;
+}
+
 /** `Authorization: Bearer <key>` (scheme case-insensitive) on every route not marked @Public(). */
 @Injectable()
 export class BearerKeyGuard implements CanActivate {
@@ -21,7 +31,8 @@ export class BearerKeyGuard implements CanActivate {
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [context.getHandler(), context.getClass()])) return true;
-    const key = bearerKey(context.switchToHttp().getRequest<Request>().headers.authorization);
+    const request = context.switchToHttp().getRequest<Request>();
+    const key = bearerKey(request.headers.authorization);
     // RFC 6750 section 3: a challenge on every 401; error="invalid_token" only when a key was presented.
     if (key === null) {
       throw new ApiError(401, 'Missing API key: send Authorization: Bearer <key>', { 'WWW-Authenticate': REALM });
@@ -29,6 +40,7 @@ export class BearerKeyGuard implements CanActivate {
     if (!(await this.apiKeys.verify(key))) {
       throw new ApiError(401, 'Invalid API key', { 'WWW-Authenticate': `${REALM}, error="invalid_token"` });
     }
+    callers.set(request, createHash('sha256').update(key).digest('hex'));
     return true;
   }
 }

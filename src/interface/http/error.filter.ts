@@ -1,5 +1,6 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import { IdempotencyConflictError, IdempotencyKeyReusedError } from '../../application/idempotency-store.js';
 import { InvalidPetError, PetNotFoundError, StoreUnavailableError } from '../../domain/errors.js';
 import { ApiError, ERROR_CODES, type ErrorCode, type ErrorResponse } from './api-error.js';
 import { JSON_BODY_LIMIT } from './json-body.interceptor.js';
@@ -11,7 +12,7 @@ export type ErrorReply = { body: ErrorResponse; headers: Record<string, string> 
 
 /**
  * The one place where failures become HTTP. Pure, so each case is unit-tested. Order: our own
- * ApiError, then domain errors, then framework and body-parser errors, then anything else as a
+ * ApiError, then domain and application errors, then framework and body-parser errors, then anything else as a
  * 500 that reveals nothing.
  */
 export function toErrorResponse(exception: unknown, request: { method: string; path: string }): ErrorReply {
@@ -20,6 +21,12 @@ export function toErrorResponse(exception: unknown, request: { method: string; p
   if (exception instanceof InvalidPetError) return reply(400, `Invalid request body: ${exception.problems.join('; ')}`);
   if (exception instanceof StoreUnavailableError) {
     return reply(503, 'The service cannot reach its database; retry later', { 'Retry-After': String(UNAVAILABLE_RETRY_AFTER_SECONDS) });
+  }
+  if (exception instanceof IdempotencyConflictError) {
+    return reply(409, 'A request with this Idempotency-Key is still being processed; retry shortly', { 'Retry-After': '1' });
+  }
+  if (exception instanceof IdempotencyKeyReusedError) {
+    return reply(422, 'This Idempotency-Key was already used with a different request body; use a new key');
   }
   const status = httpStatusOf(exception);
   if (status !== null && status >= 400 && status < 500) return reply(status, clientErrorMessage(status, exception, request));

@@ -1,5 +1,5 @@
 import { applyDecorators, type INestApplication } from '@nestjs/common';
-import { ApiBody, ApiExtraModels, ApiOperation, ApiParam, ApiResponse, DocumentBuilder, getSchemaPath, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { ApiBody, ApiExtraModels, ApiHeader, ApiOperation, ApiParam, ApiResponse, DocumentBuilder, getSchemaPath, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { ErrorResponse } from './api-error.js';
 import { GET_PET_DEPRECATION, GET_PET_SUNSET } from './deprecation.js';
 import { JSON_BODY_LIMIT } from './json-body.interceptor.js';
@@ -42,11 +42,28 @@ export const CreatePetDocs = () =>
   applyDecorators(
     ApiOperation({ operationId: 'createPet', summary: 'Add an animal', description: `Adds an animal; its status is \`available\` when omitted. The body must be \`application/json\`, at most ${JSON_BODY_LIMIT / 1024} KiB.` }),
     ApiBody({ type: NewPetRequest, required: true }),
-    ApiResponse({ status: 201, description: 'Animal added; the body carries the assigned `id`.', type: PetResponse, headers: { Location: header('`/v1/pets/{id}` of the new animal.') } }),
-    error(400, 'Body missing, not a JSON object, malformed, with missing required fields, invalid values or unknown fields; the message names every offending field.'),
+    ApiHeader({
+      name: 'Idempotency-Key',
+      required: false,
+      description:
+        'Makes the create safe to retry (IETF draft "The Idempotency-Key HTTP Header Field"). A retry with the same key and the same body from the same API key within 24 hours returns the original response and creates nothing.',
+      schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7E]+$' },
+    }),
+    ApiResponse({
+      status: 201,
+      description: 'Animal added; the body carries the assigned `id`. Also the replayed answer to a retry with the same Idempotency-Key.',
+      type: PetResponse,
+      headers: {
+        Location: header('`/v1/pets/{id}` of the new animal.'),
+        'Idempotent-Replayed': header('`true` when this is the stored answer to an earlier request with the same Idempotency-Key.'),
+      },
+    }),
+    error(400, 'Invalid Idempotency-Key header, or body missing, not a JSON object, malformed, with missing required fields, invalid values or unknown fields; the message names every offending field.'),
     unauthorized,
+    error(409, 'A request with the same Idempotency-Key is still in flight; retry after the given delay.', { 'Retry-After': header('Seconds to wait before retrying.') }),
     error(413, `Body larger than ${JSON_BODY_LIMIT / 1024} KiB.`),
     error(415, 'Body is not `application/json`.'),
+    error(422, 'The Idempotency-Key was already used with a different body.'),
     internal,
     unavailable,
   );

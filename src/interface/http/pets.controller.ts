@@ -7,6 +7,7 @@ import { ListPets, PAGE_LIMIT } from '../../application/list-pets.js';
 import { MAX_PET_ID } from '../../domain/pet.js';
 import { ApiError } from './api-error.js';
 import { CursorCodec } from './cursor.js';
+import { IdempotencyInterceptor } from './idempotency.interceptor.js';
 import { JsonBodyInterceptor } from './json-body.interceptor.js';
 import { CreatePetDocs, GetPetDocs, ListPetsDocs } from './openapi.js';
 import { ListPetsQuery, NewPetRequest, type PetResponse, toPetResponse } from './pet.dto.js';
@@ -40,7 +41,7 @@ export class PetsController {
 
   @Post()
   @HttpCode(201)
-  @UseInterceptors(JsonBodyInterceptor)
+  @UseInterceptors(JsonBodyInterceptor, IdempotencyInterceptor)
   @CreatePetDocs()
   async create(@Body(bodyValidation) body: NewPetRequest, @Res({ passthrough: true }) response: Response): Promise<PetResponse> {
     const pet = await this.createPet.execute({ name: body.name, categoryId: body.categoryId, status: body.status });

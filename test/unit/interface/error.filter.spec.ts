@@ -1,4 +1,5 @@
 import { HttpException, NotFoundException } from '@nestjs/common';
+import { IdempotencyConflictError, IdempotencyKeyReusedError } from '../../../src/application/idempotency-store.js';
 import { InvalidPetError, PetNotFoundError, StoreUnavailableError } from '../../../src/domain/errors.js';
 import { ApiError } from '../../../src/interface/http/api-error.js';
 import { toErrorResponse } from '../../../src/interface/http/error.filter.js';
@@ -28,6 +29,14 @@ describe('toErrorResponse', () => {
       body: { code: 'unavailable', message: expect.stringContaining('database'), status: 503 },
       headers: { 'Retry-After': '5' },
     });
+  });
+
+  it('maps the idempotency errors to 409 (with Retry-After) and 422', () => {
+    expect(toErrorResponse(new IdempotencyConflictError(), request)).toEqual({
+      body: { code: 'idempotency_conflict', message: expect.stringContaining('Idempotency-Key'), status: 409 },
+      headers: { 'Retry-After': '1' },
+    });
+    expect(toErrorResponse(new IdempotencyKeyReusedError(), request).body).toEqual({ code: 'idempotency_key_reused', message: expect.stringContaining('Idempotency-Key'), status: 422 });
   });
 
   it('answers an unknown route with not_found naming the path', () => {

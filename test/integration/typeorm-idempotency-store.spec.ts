@@ -1,0 +1,114 @@
+import { IdempotencyConflictError, IdempotencyKeyReusedError, type StoredResponse } from '../../src/application/idempotency-store.js';
+import { TypeOrmIdempotencyStore } from '../../src/infrastructure/typeorm-idempotency-store.js';
+import { TypeOrmPetRepository } from '../../src/infrastructure/typeorm-pet-repository.js';
+import { openTestDatabase, type TestDatabase } from '../support/database.js';
+import { aNewPet } from '../support/pets.js';
+
+let database: TestDatabase;
+let store: TypeOrmIdempotencyStore;
+let pets: TypeOrmPetRepository;
+
+beforeAll(async () => {
+  database = await openTestDatabase();
+  store = new TypeOrmIdempotencyStore(database.dataSource);
+  pets = new TypeOrmPetRepository(database.dataSource);
+});
+afterAll(async () => {
+  await database.close();
+});
+beforeEach(async () => {
+  await database.reset();
+});
+
+const request = { caller: 'caller-a', key: 'key-1', fingerprint: 'body-1' };
+
+/** The create the service runs: store a pet, answer 201 with it. */
+async function createPet(name = 'Rex'): Promise<StoredResponse> {
+  const pet = await pets.add(aNewPet({ name }));
+  return { status: 201, body: JSON.stringify(pet), location: `/v1/pets/${pet.id}` };
+}
+
+async function count(table: 'pets' | 'idempotency_keys'): Promise<number> {
+  const [row] = await database.dataSource.query(`SELECT count(*)::int AS n FROM ${table}`);
+  return Number(row.n);
+}
+
+describe('TypeOrmIdempotencyStore', () => {
+  it('runs the create once and replays its response for the same key and body', async () => {
+    const first = await store.once(request, () => createPet());
+    const second = await store.once(request, () => createPet('never stored'));
+
+    expect(first.replayed).toBe(false);
+    expect(second).toEqual({ replayed: true, response: first.response });
+    expect(await count('pets')).toBe(1);
+  });
+
+  it('refuses the same key with a different body', async () => {
+    await store.once(request, () => createPet());
+
+    await expect(store.once({ ...request, fingerprint: 'body-2' }, () => createPet())).rejects.toBeInstanceOf(IdempotencyKeyReusedError);
+    expect(await count('pets')).toBe(1);
+  });
+
+  it('keeps keys apart per caller', async () => {
+    await store.once(request, () => createPet('a'));
+    const other = await store.once({ ...request, caller: 'caller-b' }, () => createPet('b'));
+
+    expect(other.replayed).toBe(false);
+    expect(await count('pets')).toBe(2);
+  });
+
+  it('answers IdempotencyConflictError while the first request is still in flight', async () => {
+    let finish: () => void = () => undefined;
+    const inFlight = store.once(request, async () => {
+      await new Promise<void>((resolve) => (finish = resolve));
+      return createPet();
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+
+    await expect(store.once(request, () => createPet())).rejects.toBeInstanceOf(IdempotencyConflictError);
+
+    finish();
+    await expect(inFlight).resolves.toMatchObject({ replayed: false });
+    expect(await count('pets')).toBe(1);
+  });
+
+  it('writes the pet and its record in one transaction: a failure after the pet keeps neither, and frees the key', async () => {
+    await expect(
+      store.once(request, async () => {
+        await createPet('lost');
+        throw new Error('crash between the pet and its record');
+      }),
+    ).rejects.toThrow('crash between the pet and its record');
+
+    expect(await count('pets')).toBe(0);
+    expect(await count('idempotency_keys')).toBe(0);
+    await expect(store.once(request, () => createPet())).resolves.toMatchObject({ replayed: false });
+    expect(await count('pets')).toBe(1);
+  });
+
+  it('lets the create\'s own errors through unchanged', async () => {
+    const failure = new Error('Invalid request body: pool is not a known field');
+
+    await expect(store.once(request, () => Promise.reject(failure))).rejects.toBe(failure);
+  });
+
+  it('forgets a key after the retention period, and sweeps expired rows as new ones arrive', async () => {
+    await store.once(request, () => createPet('first'));
+    await store.once({ ...request, key: 'key-2' }, () => createPet('other'));
+    await database.dataSource.query(`UPDATE idempotency_keys SET expires_at = now() - interval '1 second'`);
+
+    const again = await store.once(request, () => createPet('second'));
+
+    expect(again.replayed).toBe(false);
+    expect(await count('pets')).toBe(3);
+    expect(await database.dataSource.query(`SELECT key FROM idempotency_keys`)).toEqual([{ key: 'key-1' }]);
+  });
+
+  it('keeps a response for 24 hours', async () => {
+    await store.once(request, () => createPet());
+
+    const [row] = await database.dataSource.query(`SELECT extract(epoch FROM expires_at - created_at)::int AS seconds FROM idempotency_keys`);
+    expect(row.seconds).toBe(24 * 60 * 60);
+  });
+});
