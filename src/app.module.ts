@@ -6,10 +6,11 @@ import { CreatePet } from './application/create-pet.js';
 import { IdempotencyStore } from './application/idempotency-store.js';
 import { GetPet } from './application/get-pet.js';
 import { ListPets } from './application/list-pets.js';
+import { RateLimits } from './application/rate-limits.js';
 import { Readiness } from './application/readiness.js';
 import { PetRepository } from './domain/pet-repository.js';
 import { DatabaseReadiness } from './infrastructure/database.js';
-import { EnvApiKeys } from './infrastructure/env-api-keys.js';
+import { type ApiKeyCacheOptions, DEFAULT_API_KEY_CACHE, TypeOrmApiKeys } from './infrastructure/typeorm-api-keys.js';
 import { TypeOrmIdempotencyStore } from './infrastructure/typeorm-idempotency-store.js';
 import { TypeOrmPetRepository } from './infrastructure/typeorm-pet-repository.js';
 import { BearerKeyGuard } from './interface/http/bearer-key.guard.js';
@@ -19,12 +20,19 @@ import { ErrorFilter } from './interface/http/error.filter.js';
 import { HealthController } from './interface/http/health.controller.js';
 import { PetsController } from './interface/http/pets.controller.js';
 
-export type AppOptions = { dataSource: DataSource; apiKeys: string[]; cursorSecret: string };
+export type AppOptions = {
+  dataSource: DataSource;
+  /** Keys from API_KEYS, accepted besides the stored ones. */
+  environmentKeys: string[];
+  apiKeyCache?: ApiKeyCacheOptions;
+  rateLimits: RateLimits;
+  cursorSecret: string;
+};
 
 /** The composition root: every port bound to its adapter, every use case built by hand, here and only here. */
 @Module({})
 export class AppModule implements NestModule {
-  static forRoot({ dataSource, apiKeys, cursorSecret }: AppOptions): DynamicModule {
+  static forRoot({ dataSource, environmentKeys, apiKeyCache, rateLimits, cursorSecret }: AppOptions): DynamicModule {
     return {
       module: AppModule,
       controllers: [PetsController, HealthController],
@@ -33,7 +41,8 @@ export class AppModule implements NestModule {
         { provide: PetRepository, useFactory: (ds: DataSource) => new TypeOrmPetRepository(ds), inject: [DataSource] },
         { provide: IdempotencyStore, useFactory: (ds: DataSource) => new TypeOrmIdempotencyStore(ds), inject: [DataSource] },
         { provide: Readiness, useFactory: (ds: DataSource) => new DatabaseReadiness(ds), inject: [DataSource] },
-        { provide: ApiKeys, useValue: new EnvApiKeys(apiKeys) },
+        { provide: ApiKeys, useValue: new TypeOrmApiKeys(dataSource, environmentKeys, apiKeyCache ?? DEFAULT_API_KEY_CACHE) },
+        { provide: RateLimits, useValue: rateLimits },
         { provide: CursorCodec, useValue: new CursorCodec(cursorSecret) },
         { provide: ListPets, useFactory: (pets: PetRepository) => new ListPets(pets), inject: [PetRepository] },
         { provide: CreatePet, useFactory: (pets: PetRepository) => new CreatePet(pets), inject: [PetRepository] },

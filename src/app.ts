@@ -23,6 +23,12 @@ export async function createApp({ servers, logLevels, ...options }: CreateAppOpt
     logger: logLevels ?? ['log', 'warn', 'error', 'fatal'],
   });
   app.disable('x-powered-by');
+  // What a security review expects on every answer; API answers are never stored by caches.
+  app.use((request: Request, response: Response, next: NextFunction) => {
+    response.setHeader('X-Content-Type-Options', 'nosniff');
+    if (request.path.startsWith('/v1/')) response.setHeader('Cache-Control', 'no-store');
+    next();
+  });
   app.setGlobalPrefix('v1', { exclude: ['healthz', 'readyz'] });
   serveOpenApi(app, buildOpenApiDocument(app, servers));
   await app.init();

@@ -11,6 +11,12 @@ export type Config = {
   stagingBaseUrl: string;
   /** Signs paging cursors; null: a random secret per process (cursors then do not survive a restart). */
   cursorSecret: string | null;
+  /** null: RATE_LIMIT=off. */
+  rateLimit: { perKeyPerMinute: number; failedAuthenticationsPerMinute: number } | null;
+  /** null: rate-limit counters are kept per process. */
+  redisUrl: string | null;
+  /** How long a stored key's verdict is cached: a revoked key stops working within this. */
+  apiKeyCacheSeconds: number;
 };
 
 export class ConfigError extends Error {
@@ -31,6 +37,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicBaseUrl: readUrl('PUBLIC_BASE_URL', env.PUBLIC_BASE_URL) ?? localBaseUrl,
     stagingBaseUrl: readUrl('STAGING_BASE_URL', env.STAGING_BASE_URL) ?? localBaseUrl,
     cursorSecret: nonEmpty(env.CURSOR_SECRET),
+    rateLimit: readSwitch('RATE_LIMIT', env.RATE_LIMIT)
+      ? {
+          perKeyPerMinute: readPositiveInteger('RATE_LIMIT_PER_MINUTE', env.RATE_LIMIT_PER_MINUTE, 1200),
+          failedAuthenticationsPerMinute: readPositiveInteger('AUTH_FAILURES_PER_MINUTE', env.AUTH_FAILURES_PER_MINUTE, 20),
+        }
+      : null,
+    redisUrl: readRedisUrl(env.REDIS_URL),
+    apiKeyCacheSeconds: readPositiveInteger('API_KEY_CACHE_SECONDS', env.API_KEY_CACHE_SECONDS, 5),
   };
 }
 
@@ -79,4 +93,27 @@ function readUrl(name: string, value: string | undefined): string | null {
     throw new ConfigError(`${name} must be an absolute http(s) URL, got "${text}"`);
   }
   return text.replace(/\/+$/, '');
+}
+
+function readSwitch(name: string, value: string | undefined): boolean {
+  const text = (nonEmpty(value) ?? 'on').toLowerCase();
+  if (text === 'on' || text === 'true' || text === '1') return true;
+  if (text === 'off' || text === 'false' || text === '0') return false;
+  throw new ConfigError(`${name} must be on or off, got "${text}"`);
+}
+
+function readPositiveInteger(name: string, value: string | undefined, fallback: number): number {
+  const text = nonEmpty(value);
+  if (text === null) return fallback;
+  if (!/^\d{1,9}$/.test(text) || Number(text) < 1) throw new ConfigError(`${name} must be a positive integer, got "${text}"`);
+  return Number(text);
+}
+
+function readRedisUrl(value: string | undefined): string | null {
+  const text = nonEmpty(value);
+  if (text === null) return null;
+  if (!URL.canParse(text) || !/^rediss?:$/.test(new URL(text).protocol)) {
+    throw new ConfigError('REDIS_URL must be a redis:// or rediss:// URL');
+  }
+  return text;
 }

@@ -1,21 +1,28 @@
 import { randomBytes } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import { createApp } from './app.js';
+import { ApiKeys } from './application/api-keys.js';
 import { ConfigError, loadConfig } from './config.js';
 import { openDatabase } from './infrastructure/database.js';
+import { issueFirstRunKey } from './interface/cli/first-run-key.js';
+import { connectRedis, FlexibleRateLimits, NoRateLimits } from './infrastructure/rate-limits.js';
 
 const logger = new Logger('Main');
 
 async function main(): Promise<void> {
   const config = loadConfig();
   const database = await openDatabase(config);
-  const apiKeys = config.apiKeys.length > 0 ? config.apiKeys : [issueFirstRunKey()];
+  const redis = config.rateLimit !== null && config.redisUrl !== null ? connectRedis(config.redisUrl) : null;
+  redis?.on('error', (error: Error) => logger.warn(`Redis: ${error.message}; rate limits are counted per process meanwhile`));
   const app = await createApp({
     dataSource: database.dataSource,
-    apiKeys,
+    environmentKeys: config.apiKeys,
+    apiKeyCache: { seconds: config.apiKeyCacheSeconds, maxEntries: 10_000 },
+    rateLimits: config.rateLimit === null ? new NoRateLimits() : new FlexibleRateLimits(config.rateLimit, redis),
     cursorSecret: config.cursorSecret ?? randomBytes(32).toString('hex'),
     servers: { production: config.publicBaseUrl, staging: config.stagingBaseUrl },
   });
+  await issueFirstRunKey(app.get(ApiKeys), (text) => process.stdout.write(text));
   await app.listen(config.port, config.host);
   const where = config.databaseUrl === null ? `embedded PostgreSQL in ${config.dataDir}` : 'DATABASE_URL';
   logger.log(`Pet Store listening on http://${config.host}:${config.port} (database: ${where}); docs at /docs`);
@@ -24,17 +31,11 @@ async function main(): Promise<void> {
     logger.log(`${signal}: shutting down`);
     await app.close();
     await database.close();
+    redis?.disconnect();
     process.exit(0);
   };
   process.once('SIGTERM', (signal) => void shutdown(signal));
   process.once('SIGINT', (signal) => void shutdown(signal));
-}
-
-/** No API_KEYS: make one so that a first run works, and show it once (on stdout, not in the log). */
-function issueFirstRunKey(): string {
-  const key = randomBytes(24).toString('base64url');
-  process.stdout.write(`No API_KEYS set: this run accepts the key below (shown once).\n  API key: ${key}\n`);
-  return key;
 }
 
 main().catch((error: unknown) => {

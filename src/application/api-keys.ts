@@ -1,4 +1,19 @@
-/** Decides whether a presented bearer key is valid. Implementations compare in constant time. */
+export type ApiKeyInfo = { id: number; label: string; createdAt: Date; revokedAt: Date | null };
+
+/** A newly issued key: `key` exists only here, to be shown once. */
+export type IssuedApiKey = { id: number; label: string; key: string };
+
+export type RevokeResult = 'revoked' | 'already_revoked' | 'not_found';
+
+/**
+ * The keys the service accepts: stored ones (kept as SHA-256 hashes) and those of API_KEYS.
+ * Implementations compare in constant time and never keep or log a key.
+ */
 export abstract class ApiKeys {
   abstract verify(key: string): Promise<boolean>;
+  abstract issue(label: string): Promise<IssuedApiKey>;
+  abstract list(): Promise<ApiKeyInfo[]>;
+  abstract revoke(id: number): Promise<RevokeResult>;
+  /** True when at least one key (from the environment or stored, not revoked) would be accepted. */
+  abstract hasUsableKey(): Promise<boolean>;
 }

@@ -4,10 +4,11 @@ import { StoreUnavailableError } from '../domain/errors.js';
 import { startEmbeddedPostgres } from './embedded-postgres.js';
 import { CreatePets1763769600000 } from './migrations/1763769600000-create-pets.js';
 import { CreateIdempotencyKeys1763769700000 } from './migrations/1763769700000-create-idempotency-keys.js';
+import { CreateApiKeys1763769800000 } from './migrations/1763769800000-create-api-keys.js';
 import { PetRecord } from './pet.record.js';
 import { translateStoreErrors } from './store-errors.js';
 
-export const MIGRATIONS = [CreatePets1763769600000, CreateIdempotencyKeys1763769700000];
+export const MIGRATIONS = [CreatePets1763769600000, CreateIdempotencyKeys1763769700000, CreateApiKeys1763769800000];
 
 /**
  * One set of options for the service, the TypeORM CLI and the tests. Schema changes come only
@@ -38,8 +39,11 @@ export function dataSourceOptions(url: string, schema?: string): DataSourceOptio
 export type Database = { dataSource: DataSource; close(): Promise<void> };
 
 /** DATABASE_URL → that server; otherwise the embedded PostgreSQL in dataDir. Runs pending migrations. */
-export async function openDatabase(config: { databaseUrl: string | null; dataDir: string }): Promise<Database> {
-  const embedded = config.databaseUrl === null ? await startEmbeddedPostgres(config.dataDir) : null;
+export async function openDatabase(
+  config: { databaseUrl: string | null; dataDir: string },
+  options: { attachToRunning?: boolean } = {},
+): Promise<Database> {
+  const embedded = config.databaseUrl === null ? await startEmbeddedPostgres(config.dataDir, options) : null;
   const url = config.databaseUrl ?? embedded?.url ?? '';
   const dataSource = new DataSource(dataSourceOptions(url));
   try {

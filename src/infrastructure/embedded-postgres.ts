@@ -15,13 +15,17 @@ const DATABASE_NAME = 'petstore';
  * `<dataDir>/postgres`, so a fresh clone runs with no database server installed. Listens on a
  * free loopback port only, with a password generated at first start and kept beside the cluster.
  */
-export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedDatabase> {
+export async function startEmbeddedPostgres(dataDir: string, options: { attachToRunning?: boolean } = {}): Promise<EmbeddedDatabase> {
   const clusterDir = path.resolve(dataDir, 'postgres');
   await mkdir(path.resolve(dataDir), { recursive: true });
   // As root, postgres runs as the OS user "postgres", which must be able to enter DATA_DIR.
   if (process.getuid?.() === 0) await chmod(path.resolve(dataDir), 0o711);
-  await stopOrphanedPostgres(clusterDir);
+  const runningPort = await stopOrphanedPostgres(clusterDir, options.attachToRunning ?? false);
   const password = await readOrCreatePassword(path.resolve(dataDir, 'postgres-password'));
+  if (runningPort !== null) {
+    // A tool (npm run keys) beside a running service: use its server, leave it running.
+    return { url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${runningPort}/${DATABASE_NAME}`, stop: async () => undefined };
+  }
   const port = await findFreePort();
   const recentLog: string[] = [];
   const server = new EmbeddedPostgres({
@@ -54,19 +58,22 @@ export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedDa
 
 /**
  * After a `kill -9` of Node, its postgres child keeps running and holds the cluster. Stop such an
- * orphan; refuse to touch a postgres whose parent is another live Node process (two services must
- * not share one DATA_DIR).
+ * orphan. A postgres whose parent is another live Node process belongs to a running service: two
+ * services must not share one DATA_DIR, but a tool may attach to it (returns its port).
  */
-async function stopOrphanedPostgres(clusterDir: string): Promise<void> {
+async function stopOrphanedPostgres(clusterDir: string, attachToRunning: boolean): Promise<number | null> {
   const pidFile = path.join(clusterDir, 'postmaster.pid');
-  if (!existsSync(pidFile)) return;
-  const pid = Number((await readFile(pidFile, 'utf8')).split('\n')[0]);
+  if (!existsSync(pidFile)) return null;
+  // postmaster.pid: line 1 the pid, line 4 the port.
+  const lines = (await readFile(pidFile, 'utf8')).split('\n');
+  const pid = Number(lines[0]);
   if (!Number.isInteger(pid) || pid <= 0 || !isRunning(pid) || !(await commandLine(pid)).includes('postgres')) {
     await rm(pidFile, { force: true });
-    return;
+    return null;
   }
   const parent = await parentPid(pid);
   if (parent !== process.pid && parent > 1 && (await commandLine(parent)).includes('node')) {
+    if (attachToRunning) return Number(lines[3]);
     throw new Error(`${clusterDir} is in use by another running service (postgres pid ${pid}); give each service its own DATA_DIR`);
   }
   process.kill(pid, 'SIGINT'); // fast shutdown: rolls back open transactions, keeps committed ones
@@ -74,6 +81,7 @@ async function stopOrphanedPostgres(clusterDir: string): Promise<void> {
     if (waited > 30_000) throw new Error(`Orphaned postgres pid ${pid} holding ${clusterDir} did not stop`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+  return null;
 }
 
 function isRunning(pid: number): boolean {

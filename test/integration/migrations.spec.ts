@@ -18,13 +18,13 @@ async function tables(): Promise<string[]> {
 
 describe('migrations', () => {
   it('create the schema, revert cleanly and apply again', async () => {
-    expect(await tables()).toEqual(['idempotency_keys', 'migrations', 'pets']);
+    expect(await tables()).toEqual(['api_keys', 'idempotency_keys', 'migrations', 'pets']);
 
     while ((await database.dataSource.query('SELECT 1 FROM migrations')).length > 0) await database.dataSource.undoLastMigration();
     expect(await tables()).toEqual(['migrations']);
 
     await database.dataSource.runMigrations();
-    expect(await tables()).toEqual(['idempotency_keys', 'migrations', 'pets']);
+    expect(await tables()).toEqual(['api_keys', 'idempotency_keys', 'migrations', 'pets']);
   });
 
   it('have nothing pending once applied', async () => {

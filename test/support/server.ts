@@ -1,15 +1,19 @@
 import type { DataSource } from 'typeorm';
 import { createApp } from '../../src/app.js';
+import type { RateLimits } from '../../src/application/rate-limits.js';
+import { NoRateLimits } from '../../src/infrastructure/rate-limits.js';
 
 export const TEST_API_KEY = 'test-key-0123456789abcdef0123456789';
 
 export type TestServer = { url: string; close(): Promise<void> };
 
 /** createApp() — the same stack main.ts runs — listening on a free port. */
-export async function startServer(dataSource: DataSource): Promise<TestServer> {
+export async function startServer(dataSource: DataSource, options: { rateLimits?: RateLimits; apiKeyCacheSeconds?: number } = {}): Promise<TestServer> {
   const app = await createApp({
     dataSource,
-    apiKeys: [TEST_API_KEY, 'second-test-key-abcdefghijklmnop'],
+    environmentKeys: [TEST_API_KEY, 'second-test-key-abcdefghijklmnop'],
+    apiKeyCache: { seconds: options.apiKeyCacheSeconds ?? 5, maxEntries: 1000 },
+    rateLimits: options.rateLimits ?? new NoRateLimits(),
     cursorSecret: 'test-cursor-secret',
     servers: { production: 'https://petstore.example.com/v1', staging: 'https://staging.petstore.example.com/v1' },
     logLevels: ['fatal'],

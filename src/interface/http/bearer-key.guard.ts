@@ -3,6 +3,7 @@ import { type CanActivate, type ExecutionContext, Injectable, SetMetadata } from
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { ApiKeys } from '../../application/api-keys.js';
+import { RateLimits } from '../../application/rate-limits.js';
 import { ApiError } from './api-error.js';
 
 const IS_PUBLIC = 'petstore:public';
@@ -21,11 +22,16 @@ export function callerOf(request: Request): string {
   return caller;
 }
 
-/** `Authorization: Bearer <key>` (scheme case-insensitive) on every route not marked @Public(). */
+/**
+ * `Authorization: Bearer <key>` (scheme case-insensitive) on every route not marked @Public(),
+ * and the rate limits: per API key once authenticated, per client address for failures (so keys
+ * cannot be guessed at speed).
+ */
 @Injectable()
 export class BearerKeyGuard implements CanActivate {
   constructor(
     private readonly apiKeys: ApiKeys,
+    private readonly rateLimits: RateLimits,
     private readonly reflector: Reflector,
   ) {}
 
@@ -33,16 +39,23 @@ export class BearerKeyGuard implements CanActivate {
     if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [context.getHandler(), context.getClass()])) return true;
     const request = context.switchToHttp().getRequest<Request>();
     const key = bearerKey(request.headers.authorization);
-    // RFC 6750 section 3: a challenge on every 401; error="invalid_token" only when a key was presented.
-    if (key === null) {
-      throw new ApiError(401, 'Missing API key: send Authorization: Bearer <key>', { 'WWW-Authenticate': REALM });
-    }
-    if (!(await this.apiKeys.verify(key))) {
+    if (key === null || !(await this.apiKeys.verify(key))) {
+      const wait = await this.rateLimits.hitFailedAuthentication(request.ip ?? request.socket.remoteAddress ?? 'unknown');
+      if (wait !== null) throw tooManyRequests(wait, 'Too many failed authentications from this address');
+      // RFC 6750 section 3: a challenge on every 401; error="invalid_token" only when a key was presented.
+      if (key === null) throw new ApiError(401, 'Missing API key: send Authorization: Bearer <key>', { 'WWW-Authenticate': REALM });
       throw new ApiError(401, 'Invalid API key', { 'WWW-Authenticate': `${REALM}, error="invalid_token"` });
     }
-    callers.set(request, createHash('sha256').update(key).digest('hex'));
+    const caller = createHash('sha256').update(key).digest('hex');
+    const wait = await this.rateLimits.hitKey(caller);
+    if (wait !== null) throw tooManyRequests(wait, 'Rate limit exceeded for this API key');
+    callers.set(request, caller);
     return true;
   }
+}
+
+function tooManyRequests(seconds: number, reason: string): ApiError {
+  return new ApiError(429, `${reason}; retry in ${seconds} s`, { 'Retry-After': String(seconds) });
 }
 
 function bearerKey(header: string | undefined): string | null {

@@ -1,0 +1,8 @@
+/**
+ * Counts requests per API key and failed authentications per client address. Each method
+ * answers null when the request may go on, else the seconds to wait.
+ */
+export abstract class RateLimits {
+  abstract hitKey(caller: string): Promise<number | null>;
+  abstract hitFailedAuthentication(address: string): Promise<number | null>;
+}

@@ -1,0 +1,66 @@
+import { Redis } from 'ioredis';
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { RateLimits } from '../application/rate-limits.js';
+
+export type RateLimitSettings = {
+  /** Requests per minute for one API key. */
+  perKeyPerMinute: number;
+  /** Failed authentications per minute from one client address. */
+  failedAuthenticationsPerMinute: number;
+};
+
+/**
+ * Fixed one-minute windows from rate-limiter-flexible. With a Redis client the counters are
+ * shared by every instance; if Redis stops answering, each instance falls back to counting in its
+ * own memory (the insurance limiter) rather than failing requests or letting everything through.
+ */
+export class FlexibleRateLimits extends RateLimits {
+  private readonly perKey: RateLimiterAbstract;
+  private readonly failedAuthentications: RateLimiterAbstract;
+
+  constructor(settings: RateLimitSettings, redis: Redis | null) {
+    super();
+    this.perKey = limiter('petstore:key', settings.perKeyPerMinute, redis);
+    this.failedAuthentications = limiter('petstore:auth-failure', settings.failedAuthenticationsPerMinute, redis);
+  }
+
+  hitKey(caller: string): Promise<number | null> {
+    return hit(this.perKey, caller);
+  }
+
+  hitFailedAuthentication(address: string): Promise<number | null> {
+    return hit(this.failedAuthentications, address);
+  }
+}
+
+/** RATE_LIMIT=off, for benchmarks. */
+export class NoRateLimits extends RateLimits {
+  async hitKey(): Promise<null> {
+    return null;
+  }
+
+  async hitFailedAuthentication(): Promise<null> {
+    return null;
+  }
+}
+
+function limiter(keyPrefix: string, points: number, redis: Redis | null): RateLimiterAbstract {
+  const options = { keyPrefix, points, duration: 60 };
+  if (redis === null) return new RateLimiterMemory(options);
+  return new RateLimiterRedis({ ...options, storeClient: redis, rejectIfRedisNotReady: true, insuranceLimiter: new RateLimiterMemory(options) });
+}
+
+async function hit(limiter: RateLimiterAbstract, key: string): Promise<number | null> {
+  try {
+    await limiter.consume(key);
+    return null;
+  } catch (rejection) {
+    if (rejection instanceof RateLimiterRes) return Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
+    throw rejection;
+  }
+}
+
+/** A Redis client that fails fast instead of queueing commands while Redis is away. */
+export function connectRedis(url: string): Redis {
+  return new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2000, lazyConnect: false });
+}

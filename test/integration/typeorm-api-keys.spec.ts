@@ -1,0 +1,134 @@
+import { createHash } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import { StoreUnavailableError } from '../../src/domain/errors.js';
+import { dataSourceOptions } from '../../src/infrastructure/database.js';
+import { TypeOrmApiKeys } from '../../src/infrastructure/typeorm-api-keys.js';
+import { openTestDatabase, type TestDatabase } from '../support/database.js';
+import { startTcpProxy } from '../support/tcp-proxy.js';
+
+let database: TestDatabase;
+
+beforeAll(async () => {
+  database = await openTestDatabase();
+});
+afterAll(async () => {
+  await database.close();
+});
+beforeEach(async () => {
+  await database.reset();
+});
+
+const noCache = { seconds: 0, maxEntries: 10 };
+
+describe('TypeOrmApiKeys', () => {
+  it('issues random URL-safe keys of 256 bits that verify', async () => {
+    const keys = new TypeOrmApiKeys(database.dataSource, [], noCache);
+
+    const first = await keys.issue('ci');
+    const second = await keys.issue('ci');
+
+    expect(first.key).toMatch(/^psk_[A-Za-z0-9_-]{43}$/);
+    expect(second.key).not.toBe(first.key);
+    expect(await keys.verify(first.key)).toBe(true);
+    expect(await keys.verify(`${first.key}x`)).toBe(false);
+  });
+
+  it('stores only the SHA-256 of a key, never the key', async () => {
+    const { key } = await new TypeOrmApiKeys(database.dataSource, [], noCache).issue('ci');
+
+    const rows: { key_hash: Buffer }[] = await database.dataSource.query('SELECT * FROM api_keys');
+    expect(rows).toHaveLength(1);
+    expect(rows[0]?.key_hash.equals(createHash('sha256').update(key).digest())).toBe(true);
+    expect(JSON.stringify(rows)).not.toContain(key.slice(4));
+  });
+
+  it('lists id, label, created and revoked times', async () => {
+    const keys = new TypeOrmApiKeys(database.dataSource, [], noCache);
+    await keys.issue('ci');
+    await keys.issue('laptop');
+    await keys.revoke(1);
+
+    const listed = await keys.list();
+
+    expect(listed).toEqual([
+      { id: 1, label: 'ci', createdAt: expect.any(Date), revokedAt: expect.any(Date) },
+      { id: 2, label: 'laptop', createdAt: expect.any(Date), revokedAt: null },
+    ]);
+  });
+
+  it('revokes a key once, and tells an unknown id apart', async () => {
+    const keys = new TypeOrmApiKeys(database.dataSource, [], noCache);
+    const { id, key } = await keys.issue('ci');
+
+    expect(await keys.revoke(id)).toBe('revoked');
+    expect(await keys.verify(key)).toBe(false);
+    expect(await keys.revoke(id)).toBe('already_revoked');
+    expect(await keys.revoke(999)).toBe('not_found');
+  });
+
+  it('accepts the keys of API_KEYS beside stored ones', async () => {
+    const keys = new TypeOrmApiKeys(database.dataSource, ['from-env-1', 'from-env-2'], noCache);
+
+    expect(await keys.verify('from-env-2')).toBe(true);
+    expect(await keys.verify('from-env-3')).toBe(false);
+    expect(await keys.hasUsableKey()).toBe(true);
+  });
+
+  it('knows when no key would be accepted', async () => {
+    const keys = new TypeOrmApiKeys(database.dataSource, [], noCache);
+    expect(await keys.hasUsableKey()).toBe(false);
+
+    const { id } = await keys.issue('first run');
+    expect(await keys.hasUsableKey()).toBe(true);
+
+    await keys.revoke(id);
+    expect(await keys.hasUsableKey()).toBe(false);
+  });
+
+  it('verifies a recently seen key without a database round trip', async () => {
+    const proxy = await startTcpProxy(database.url);
+    const viaProxy = new DataSource(dataSourceOptions(proxy.url, database.schema));
+    await viaProxy.initialize();
+    try {
+      const keys = new TypeOrmApiKeys(viaProxy, [], { seconds: 60, maxEntries: 10 });
+      const { key } = await new TypeOrmApiKeys(database.dataSource, [], noCache).issue('ci');
+      expect(await keys.verify(key)).toBe(true);
+
+      await proxy.cut();
+
+      expect(await keys.verify(key)).toBe(true);
+      await expect(keys.verify('never seen')).rejects.toBeInstanceOf(StoreUnavailableError);
+    } finally {
+      await viaProxy.destroy();
+      await proxy.close();
+    }
+  });
+
+  it('stops accepting a key revoked by another instance within the cache time', async () => {
+    const instanceA = new TypeOrmApiKeys(database.dataSource, [], { seconds: 1, maxEntries: 10 });
+    const instanceB = new TypeOrmApiKeys(database.dataSource, [], { seconds: 1, maxEntries: 10 });
+    const { id, key } = await instanceA.issue('ci');
+    expect(await instanceA.verify(key)).toBe(true);
+
+    await instanceB.revoke(id);
+    const revokedAt = Date.now();
+    while (await instanceA.verify(key)) await new Promise((resolve) => setTimeout(resolve, 50));
+    const elapsed = Date.now() - revokedAt;
+
+    expect(elapsed).toBeLessThanOrEqual(1100);
+    expect(await instanceB.verify(key)).toBe(false);
+  });
+
+  it('keeps at most maxEntries verdicts, so random keys cannot grow memory', async () => {
+    const keys = new TypeOrmApiKeys(database.dataSource, [], { seconds: 60, maxEntries: 3 });
+    const { key } = await keys.issue('ci');
+    await keys.verify(key);
+
+    await database.dataSource.query('UPDATE api_keys SET revoked_at = now()'); // behind the cache's back
+
+    for (let i = 0; i < 10; i++) await keys.verify(`random-${i}`);
+
+    // Its verdict was evicted, so the database is asked again and the revocation seen.
+    expect(await keys.verify(key)).toBe(false);
+  });
+});
