@@ -10,13 +10,23 @@ const shared = {
 
 /** @type {import('jest').Config} */
 export default {
+  // Starting servers (embedded PostgreSQL, Nest, Chromium) on a loaded 2-core machine needs more
+  // than Jest's default 5 s.
+  testTimeout: 60_000,
   projects: [
     // Plain Jest: domain, use cases, pure edge functions. No Nest app, no database.
     { ...shared, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.spec.ts'] },
-    // Adapters against a real PostgreSQL: DATABASE_URL, else the embedded one. Starting servers
-    // (embedded PostgreSQL, Nest) on a loaded 2-core machine needs more than Jest's default 5 s.
-    { ...shared, displayName: 'integration', testMatch: ['<rootDir>/test/integration/**/*.spec.ts'], testTimeout: 30_000 },
+    // Adapters against a real PostgreSQL: DATABASE_URL, else the embedded one.
+    { ...shared, displayName: 'integration', testMatch: ['<rootDir>/test/integration/**/*.spec.ts'] },
     // createApp() on a real socket, driven with fetch, on a real PostgreSQL.
-    { ...shared, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts'], testTimeout: 30_000 },
+    // Every response is checked against docs/openapi.json by test/support/contract.ts.
+    {
+      ...shared,
+      displayName: 'e2e',
+      testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts'],
+      setupFilesAfterEnv: ['<rootDir>/test/support/contract.ts'],
+    },
+    // `npm run test:browser`: Swagger UI in Debian's Chromium, driven by playwright-core.
+    { ...shared, displayName: 'browser', testMatch: ['<rootDir>/test/browser/**/*.browser-spec.ts'] },
   ],
 };

@@ -1,4 +1,4 @@
-import { type DynamicModule, type MiddlewareConsumer, Module, type NestModule, RequestMethod } from '@nestjs/common';
+import { type DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { DataSource } from 'typeorm';
 import { ApiKeys } from './application/api-keys.js';
@@ -15,7 +15,6 @@ import { TypeOrmIdempotencyStore } from './infrastructure/typeorm-idempotency-st
 import { TypeOrmPetRepository } from './infrastructure/typeorm-pet-repository.js';
 import { BearerKeyGuard } from './interface/http/bearer-key.guard.js';
 import { CursorCodec } from './interface/http/cursor.js';
-import { announceGetPetDeprecation } from './interface/http/deprecation.js';
 import { ErrorFilter } from './interface/http/error.filter.js';
 import { HealthController } from './interface/http/health.controller.js';
 import { PetsController } from './interface/http/pets.controller.js';
@@ -31,7 +30,7 @@ export type AppOptions = {
 
 /** The composition root: every port bound to its adapter, every use case built by hand, here and only here. */
 @Module({})
-export class AppModule implements NestModule {
+export class AppModule {
   static forRoot({ dataSource, environmentKeys, apiKeyCache, rateLimits, cursorSecret }: AppOptions): DynamicModule {
     return {
       module: AppModule,
@@ -51,9 +50,5 @@ export class AppModule implements NestModule {
         { provide: APP_FILTER, useClass: ErrorFilter },
       ],
     };
-  }
-
-  configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(announceGetPetDeprecation).forRoutes({ path: 'pets/:petId', method: RequestMethod.GET });
   }
 }

@@ -4,6 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { NextFunction, Request, Response } from 'express';
 import { AppModule, type AppOptions } from './app.module.js';
+import { announceGetPetDeprecation } from './interface/http/deprecation.js';
 import { answerWithError } from './interface/http/error.filter.js';
 import { buildOpenApiDocument, serveOpenApi } from './interface/http/openapi.js';
 
@@ -29,6 +30,7 @@ export async function createApp({ servers, logLevels, ...options }: CreateAppOpt
     if (request.path.startsWith('/v1/')) response.setHeader('Cache-Control', 'no-store');
     next();
   });
+  app.use(announceGetPetDeprecation);
   app.setGlobalPrefix('v1', { exclude: ['healthz', 'readyz'] });
   serveOpenApi(app, buildOpenApiDocument(app, servers));
   await app.init();

@@ -71,13 +71,16 @@ describe('the OpenAPI document', () => {
   });
 
   it('declares the responses the service adds, with their headers', () => {
-    expect(Object.keys(document.paths['/pets'].get.responses).sort()).toEqual(['200', '400', '401', '500', '503']);
-    expect(Object.keys(document.paths['/pets'].post.responses).sort()).toEqual(['201', '400', '401', '409', '413', '415', '422', '500', '503']);
+    expect(Object.keys(document.paths['/pets'].get.responses).sort()).toEqual(['200', '400', '401', '429', '500', '503']);
+    expect(Object.keys(document.paths['/pets'].post.responses).sort()).toEqual(['201', '400', '401', '409', '413', '415', '422', '429', '500', '503']);
+    expect(Object.keys(document.paths['/pets/{petId}'].get.responses).sort()).toEqual(['200', '400', '401', '404', '429', '500', '503']);
     expect(document.paths['/pets'].post.parameters).toEqual([expect.objectContaining({ name: 'Idempotency-Key', in: 'header', required: false })]);
     expect(document.paths['/pets'].get.responses['200'].headers.Link).toBeDefined();
     expect(document.paths['/pets'].post.responses['201'].headers.Location).toBeDefined();
     expect(document.paths['/pets'].get.responses['401'].headers['WWW-Authenticate']).toBeDefined();
     expect(document.paths['/pets'].get.responses['503'].headers['Retry-After']).toBeDefined();
+    expect(document.paths['/pets'].get.responses['429'].headers['Retry-After']).toBeDefined();
+    expect(document.paths['/pets'].post.responses['409'].headers['Retry-After']).toBeDefined();
   });
 
   it('is served as YAML too, with the same content', async () => {

@@ -1,3 +1,4 @@
+import { createServer } from 'node:net';
 import type { DataSource } from 'typeorm';
 import { createApp } from '../../src/app.js';
 import type { RateLimits } from '../../src/application/rate-limits.js';
@@ -8,17 +9,20 @@ export const TEST_API_KEY = 'test-key-0123456789abcdef0123456789';
 export type TestServer = { url: string; close(): Promise<void> };
 
 /** createApp() — the same stack main.ts runs — listening on a free port. */
-export async function startServer(dataSource: DataSource, options: { rateLimits?: RateLimits; apiKeyCacheSeconds?: number } = {}): Promise<TestServer> {
+export async function startServer(
+  dataSource: DataSource,
+  options: { rateLimits?: RateLimits; apiKeyCacheSeconds?: number; servers?: { production: string; staging: string }; port?: number } = {},
+): Promise<TestServer> {
   const app = await createApp({
     dataSource,
     environmentKeys: [TEST_API_KEY, 'second-test-key-abcdefghijklmnop'],
     apiKeyCache: { seconds: options.apiKeyCacheSeconds ?? 5, maxEntries: 1000 },
     rateLimits: options.rateLimits ?? new NoRateLimits(),
     cursorSecret: 'test-cursor-secret',
-    servers: { production: 'https://petstore.example.com/v1', staging: 'https://staging.petstore.example.com/v1' },
+    servers: options.servers ?? { production: 'https://petstore.example.com/v1', staging: 'https://staging.petstore.example.com/v1' },
     logLevels: ['fatal'],
   });
-  await app.listen(0, '127.0.0.1');
+  await app.listen(options.port ?? 0, '127.0.0.1');
   const address: unknown = app.getHttpServer().address();
   if (typeof address !== 'object' || address === null || !('port' in address)) throw new Error('the server is not listening on TCP');
   return { url: `http://127.0.0.1:${address.port}`, close: () => app.close() };
@@ -26,3 +30,15 @@ export async function startServer(dataSource: DataSource, options: { rateLimits?
 
 export const authorized = { Authorization: `Bearer ${TEST_API_KEY}` };
 export const json = { ...authorized, 'Content-Type': 'application/json' };
+
+/** A port that was free a moment ago, for a server whose document must name its own address. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      probe.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0));
+    });
+  });
+}

@@ -6,11 +6,14 @@ export const GET_PET_SUNSET = 'Thu, 05 Dec 2030 00:00:00 GMT';
 export const GET_PET_DEPRECATION = '@1795219200';
 
 /**
- * Middleware, not an interceptor: it must run before the bearer-key guard so that every getPet
- * response, 401 and 404 included, carries Sunset (RFC 8594) and Deprecation (RFC 9745).
+ * Express middleware ahead of routing, not an interceptor: every getPet response, 401, 404 and the
+ * router's own 400 for an undecodable path included, carries Sunset (RFC 8594) and Deprecation
+ * (RFC 9745).
  */
-export function announceGetPetDeprecation(_request: Request, response: Response, next: NextFunction): void {
-  response.setHeader('Sunset', GET_PET_SUNSET);
-  response.setHeader('Deprecation', GET_PET_DEPRECATION);
+export function announceGetPetDeprecation(request: Request, response: Response, next: NextFunction): void {
+  if ((request.method === 'GET' || request.method === 'HEAD') && /^\/v1\/pets\/[^/]+\/?$/.test(request.path)) {
+    response.setHeader('Sunset', GET_PET_SUNSET);
+    response.setHeader('Deprecation', GET_PET_DEPRECATION);
+  }
   next();
 }

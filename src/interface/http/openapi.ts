@@ -1,14 +1,18 @@
 import { applyDecorators, type INestApplication } from '@nestjs/common';
 import { ApiBody, ApiExtraModels, ApiHeader, ApiOperation, ApiParam, ApiResponse, DocumentBuilder, getSchemaPath, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
-import { ErrorResponse } from './api-error.js';
+import { ERROR_CODES, type ErrorStatus, ErrorResponse } from './api-error.js';
 import { GET_PET_DEPRECATION, GET_PET_SUNSET } from './deprecation.js';
 import { JSON_BODY_LIMIT } from './json-body.interceptor.js';
 import { NewPetRequest, PetResponse } from './pet.dto.js';
 
-const error = (status: number, description: string, headers: Record<string, { description: string; schema: { type: 'string' } }> = {}) =>
-  ApiResponse({ status, description, type: ErrorResponse, headers });
+type HeaderObject = { description: string; required: boolean; schema: { type: 'string' } };
 
-const header = (description: string) => ({ description, schema: { type: 'string' as const } });
+/** An Error response, with an example body of its own status (not the schema's generic one). */
+const error = (status: ErrorStatus, description: string, headers: Record<string, HeaderObject> = {}) =>
+  ApiResponse({ status, description, type: ErrorResponse, headers, example: { code: ERROR_CODES[status], message: description, status } });
+
+/** A response header; `required` ones are checked on every e2e response (test/support/contract.ts). */
+const header = (description: string, required = true): HeaderObject => ({ description, required, schema: { type: 'string' } });
 
 const unauthorized = error(401, 'Missing or invalid API key.', {
   'WWW-Authenticate': header('`Bearer realm="petstore"`, with `error="invalid_token"` when a key was presented but is wrong (RFC 6750).'),
@@ -17,6 +21,9 @@ const unavailable = error(503, 'The database does not answer; retry after the gi
   'Retry-After': header('Seconds to wait before retrying.'),
 });
 const internal = error(500, 'Unexpected failure; the body reveals nothing of it.');
+const rateLimited = error(429, 'Too many requests for this API key, or too many failed authentications from this address.', {
+  'Retry-After': header('Seconds to wait before retrying.'),
+});
 
 export const ListPetsDocs = () =>
   applyDecorators(
@@ -30,10 +37,11 @@ export const ListPetsDocs = () =>
       status: 200,
       description: 'A page of animals.',
       schema: { $ref: getSchemaPath('Pets') },
-      headers: { Link: header('`</v1/pets?limit=..&cursor=..>; rel="next"` (RFC 8288) when more animals follow; absent on the last page.') },
+      headers: { Link: header('`</v1/pets?limit=..&cursor=..>; rel="next"` (RFC 8288) when more animals follow; absent on the last page.', false) },
     }),
     error(400, 'Invalid `limit`, `status` or `cursor`, or one of them given twice.'),
     unauthorized,
+    rateLimited,
     internal,
     unavailable,
   );
@@ -55,7 +63,7 @@ export const CreatePetDocs = () =>
       type: PetResponse,
       headers: {
         Location: header('`/v1/pets/{id}` of the new animal.'),
-        'Idempotent-Replayed': header('`true` when this is the stored answer to an earlier request with the same Idempotency-Key.'),
+        'Idempotent-Replayed': header('`true` when this is the stored answer to an earlier request with the same Idempotency-Key.', false),
       },
     }),
     error(400, 'Invalid Idempotency-Key header, or body missing, not a JSON object, malformed, with missing required fields, invalid values or unknown fields; the message names every offending field.'),
@@ -64,6 +72,7 @@ export const CreatePetDocs = () =>
     error(413, `Body larger than ${JSON_BODY_LIMIT / 1024} KiB.`),
     error(415, 'Body is not `application/json`.'),
     error(422, 'The Idempotency-Key was already used with a different body.'),
+    rateLimited,
     internal,
     unavailable,
   );
@@ -83,10 +92,12 @@ export const GetPetDocs = () =>
     }),
     ApiParam({ name: 'petId', description: 'Identifier of the animal to fetch.', schema: { type: 'integer', format: 'int64', minimum: 1 } }),
     ApiResponse({ status: 200, description: 'Animal found.', type: PetResponse, headers: deprecationHeaders }),
-    ApiResponse({ status: 401, description: 'Missing or invalid API key.', type: ErrorResponse, headers: { ...deprecationHeaders, 'WWW-Authenticate': header('`Bearer realm="petstore"` (RFC 6750).') } }),
-    ApiResponse({ status: 404, description: 'No animal has this id (also for ids that are not positive int64 integers).', type: ErrorResponse, headers: deprecationHeaders }),
-    internal,
-    unavailable,
+    error(401, 'Missing or invalid API key.', { ...deprecationHeaders, 'WWW-Authenticate': header('`Bearer realm="petstore"` (RFC 6750).') }),
+    error(400, 'The path is not valid percent-encoded UTF-8.', deprecationHeaders),
+    error(404, 'No animal has this id (also for ids that are not positive int64 integers).', deprecationHeaders),
+    error(429, 'Too many requests for this API key, or too many failed authentications from this address.', { ...deprecationHeaders, 'Retry-After': header('Seconds to wait before retrying.') }),
+    error(500, 'Unexpected failure; the body reveals nothing of it.', deprecationHeaders),
+    error(503, 'The database does not answer; retry after the given delay.', { ...deprecationHeaders, 'Retry-After': header('Seconds to wait before retrying.') }),
     ApiExtraModels(PetResponse),
   );
 
@@ -95,6 +106,7 @@ export function buildOpenApiDocument(app: INestApplication, servers: { productio
     .setTitle('Pet Store')
     .setDescription('A store of animals available for adoption. Every operation needs `Authorization: Bearer <API key>`.')
     .setVersion('1.0.0')
+    .addTag('pets', 'Animals available for adoption.')
     .addServer(servers.production, 'Production')
     .addServer(servers.staging, 'Staging')
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'The API key, as `Authorization: Bearer <key>`.' }, 'bearerAuth')
@@ -107,8 +119,18 @@ export function buildOpenApiDocument(app: INestApplication, servers: { productio
   return document;
 }
 
+const documents = new WeakMap<INestApplication, OpenAPIObject>();
+
+/** The document an app serves (for the snapshot script). */
+export function openApiDocumentOf(app: INestApplication): OpenAPIObject {
+  const document = documents.get(app);
+  if (document === undefined) throw new Error('serveOpenApi() was not called for this app');
+  return document;
+}
+
 /** /openapi.json, /openapi.yaml and Swagger UI at /docs; outside /v1 and needing no key. */
 export function serveOpenApi(app: INestApplication, document: OpenAPIObject): void {
+  documents.set(app, document);
   SwaggerModule.setup('docs', app, document, {
     jsonDocumentUrl: 'openapi.json',
     yamlDocumentUrl: 'openapi.yaml',

@@ -49,7 +49,7 @@ export class PetsController {
     return toPetResponse(pet);
   }
 
-  /** Deprecated; Sunset and Deprecation headers are set by announceGetPetDeprecation (see app.module.ts). */
+  /** Deprecated; Sunset and Deprecation headers are set by announceGetPetDeprecation (see app.ts). */
   @Get(':petId')
   @GetPetDocs()
   async get(@Param('petId') petId: string): Promise<PetResponse> {

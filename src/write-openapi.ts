@@ -1,0 +1,23 @@
+// `npm run openapi`: writes the OpenAPI document the service serves to docs/openapi.json, without a
+// database (the app is built, never started, on a DataSource that is never connected).
+import { mkdir, writeFile } from 'node:fs/promises';
+import { DataSource } from 'typeorm';
+import { createApp } from './app.js';
+import { dataSourceOptions } from './infrastructure/database.js';
+import { NoRateLimits } from './infrastructure/rate-limits.js';
+import { openApiDocumentOf } from './interface/http/openapi.js';
+
+/** The servers of the committed snapshot: the defaults of config.ts for PORT 3000. */
+export const SNAPSHOT_SERVERS = { production: 'http://localhost:3000/v1', staging: 'http://localhost:3000/v1' };
+
+const app = await createApp({
+  dataSource: new DataSource(dataSourceOptions('postgres://unused@127.0.0.1:1/none')),
+  environmentKeys: [],
+  rateLimits: new NoRateLimits(),
+  cursorSecret: 'unused',
+  servers: SNAPSHOT_SERVERS,
+  logLevels: ['error'],
+});
+await mkdir('docs', { recursive: true });
+await writeFile('docs/openapi.json', `${JSON.stringify(openApiDocumentOf(app), null, 2)}\n`);
+await app.close();
