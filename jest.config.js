@@ -26,6 +26,8 @@ export default {
       testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts'],
       setupFilesAfterEnv: ['<rootDir>/test/support/contract.ts'],
     },
+    // `npm run test:process`: the built service as a child process (configuration errors, signals).
+    { ...shared, displayName: 'process', testMatch: ['<rootDir>/test/process/**/*.process-spec.ts'] },
     // `npm run test:browser`: Swagger UI in Debian's Chromium, driven by playwright-core.
     { ...shared, displayName: 'browser', testMatch: ['<rootDir>/test/browser/**/*.browser-spec.ts'] },
   ],

@@ -1,37 +1,46 @@
 import 'reflect-metadata';
-import { type LogLevel, NotFoundException } from '@nestjs/common';
+import { NotFoundException } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { NextFunction, Request, Response } from 'express';
+import { Logger } from 'nestjs-pino';
+import { pino, type DestinationStream } from 'pino';
 import { AppModule, type AppOptions } from './app.module.js';
+import type { LogLevel } from './config.js';
 import { announceGetPetDeprecation } from './interface/http/deprecation.js';
 import { answerWithError } from './interface/http/error.filter.js';
+import { HttpMetrics } from './interface/http/metrics.js';
 import { buildOpenApiDocument, serveOpenApi } from './interface/http/openapi.js';
+import { requestTelemetry } from './interface/http/request-telemetry.js';
+import { ShutdownState } from './interface/http/shutdown-state.js';
 
-export type CreateAppOptions = AppOptions & {
+export type CreateAppOptions = Omit<AppOptions, 'logger'> & {
   servers: { production: string; staging: string };
-  logLevels?: LogLevel[];
+  log?: { level: LogLevel; pretty?: boolean; destination?: DestinationStream };
 };
 
 /**
  * The single HTTP-stack setup, used by main.ts and by the e2e tests so they cannot drift:
  * /v1 prefix, no global body parser (JSON is read after authentication, see JsonBodyInterceptor),
- * OpenAPI document and Swagger UI.
+ * logs and metrics for every request, OpenAPI document and Swagger UI.
  */
-export async function createApp({ servers, logLevels, ...options }: CreateAppOptions): Promise<NestExpressApplication> {
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(options), {
-    bodyParser: false,
-    logger: logLevels ?? ['log', 'warn', 'error', 'fatal'],
-  });
+export async function createApp({ servers, log, ...options }: CreateAppOptions): Promise<NestExpressApplication> {
+  const logger = createLogger(log ?? { level: 'info' });
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot({ ...options, logger }), { bodyParser: false, bufferLogs: true });
+  app.useLogger(app.get(Logger));
   app.disable('x-powered-by');
+  const shutdown = app.get(ShutdownState);
+  app.use(requestTelemetry(logger, app.get(HttpMetrics)));
   // What a security review expects on every answer; API answers are never stored by caches.
   app.use((request: Request, response: Response, next: NextFunction) => {
     response.setHeader('X-Content-Type-Options', 'nosniff');
     if (request.path.startsWith('/v1/')) response.setHeader('Cache-Control', 'no-store');
+    // While draining for shutdown, clients must not reuse the connection.
+    if (shutdown.draining) response.setHeader('Connection', 'close');
     next();
   });
   app.use(announceGetPetDeprecation);
-  app.setGlobalPrefix('v1', { exclude: ['healthz', 'readyz'] });
+  app.setGlobalPrefix('v1', { exclude: ['healthz', 'readyz', 'metrics'] });
   serveOpenApi(app, buildOpenApiDocument(app, servers));
   await app.init();
   // Nest answers unknown paths only under its /v1 prefix: everywhere else, an unknown path or a
@@ -39,4 +48,10 @@ export async function createApp({ servers, logLevels, ...options }: CreateAppOpt
   app.use((request: Request, response: Response) => answerWithError(new NotFoundException(), request, response));
   app.use((error: unknown, request: Request, response: Response, _next: NextFunction) => answerWithError(error, request, response));
   return app;
+}
+
+/** JSON lines by default; LOG_FORMAT=pretty for people. Never given a request's headers or body. */
+function createLogger({ level, pretty, destination }: NonNullable<CreateAppOptions['log']>) {
+  if (pretty) return pino({ level, transport: { target: 'pino-pretty', options: { colorize: false } } });
+  return destination ? pino({ level }, destination) : pino({ level });
 }

@@ -17,7 +17,13 @@ export type Config = {
   redisUrl: string | null;
   /** How long a stored key's verdict is cached: a revoked key stops working within this. */
   apiKeyCacheSeconds: number;
+  log: { level: LogLevel; pretty: boolean };
+  /** How long in-flight requests may take to finish after SIGTERM/SIGINT. */
+  shutdownTimeoutSeconds: number;
 };
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -45,6 +51,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       : null,
     redisUrl: readRedisUrl(env.REDIS_URL),
     apiKeyCacheSeconds: readPositiveInteger('API_KEY_CACHE_SECONDS', env.API_KEY_CACHE_SECONDS, 5),
+    log: { level: readLogLevel(env.LOG_LEVEL), pretty: readLogFormat(env.LOG_FORMAT) === 'pretty' },
+    shutdownTimeoutSeconds: readPositiveInteger('SHUTDOWN_TIMEOUT_SECONDS', env.SHUTDOWN_TIMEOUT_SECONDS, 10),
   };
 }
 
@@ -115,5 +123,18 @@ function readRedisUrl(value: string | undefined): string | null {
   if (!URL.canParse(text) || !/^rediss?:$/.test(new URL(text).protocol)) {
     throw new ConfigError('REDIS_URL must be a redis:// or rediss:// URL');
   }
+  return text;
+}
+
+function readLogLevel(value: string | undefined): LogLevel {
+  const text = (nonEmpty(value) ?? 'info').toLowerCase();
+  const level = LOG_LEVELS.find((known) => known === text);
+  if (level === undefined) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${text}"`);
+  return level;
+}
+
+function readLogFormat(value: string | undefined): 'json' | 'pretty' {
+  const text = (nonEmpty(value) ?? 'json').toLowerCase();
+  if (text !== 'json' && text !== 'pretty') throw new ConfigError(`LOG_FORMAT must be json or pretty, got "${text}"`);
   return text;
 }

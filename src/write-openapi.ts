@@ -16,7 +16,7 @@ const app = await createApp({
   rateLimits: new NoRateLimits(),
   cursorSecret: 'unused',
   servers: SNAPSHOT_SERVERS,
-  logLevels: ['error'],
+  log: { level: 'error' },
 });
 await mkdir('docs', { recursive: true });
 await writeFile('docs/openapi.json', `${JSON.stringify(openApiDocumentOf(app), null, 2)}\n`);

@@ -1,4 +1,5 @@
 import { DataSource, type DataSourceOptions } from 'typeorm';
+import { DatabasePool, type PoolUsage } from '../application/database-pool.js';
 import { Readiness } from '../application/readiness.js';
 import { StoreUnavailableError } from '../domain/errors.js';
 import { startEmbeddedPostgres } from './embedded-postgres.js';
@@ -70,5 +71,22 @@ export class DatabaseReadiness extends Readiness {
   async check(): Promise<void> {
     if (!this.dataSource.isInitialized) throw new StoreUnavailableError();
     await translateStoreErrors(() => this.dataSource.query('SELECT 1'));
+  }
+}
+
+/** Reads the pg pool behind TypeORM's PostgreSQL driver. */
+export class TypeOrmDatabasePool extends DatabasePool {
+  constructor(private readonly dataSource: DataSource) {
+    super();
+  }
+
+  usage(): PoolUsage {
+    const driver: unknown = this.dataSource.driver;
+    const pool: unknown = typeof driver === 'object' && driver !== null && 'master' in driver ? driver.master : null;
+    const count = (name: string): number => {
+      const value: unknown = typeof pool === 'object' && pool !== null && name in pool ? Reflect.get(pool, name) : 0;
+      return typeof value === 'number' ? value : 0;
+    };
+    return { total: count('totalCount'), idle: count('idleCount'), waiting: count('waitingCount') };
   }
 }

@@ -15,7 +15,7 @@ const DATABASE_NAME = 'petstore';
  * `<dataDir>/postgres`, so a fresh clone runs with no database server installed. Listens on a
  * free loopback port only, with a password generated at first start and kept beside the cluster.
  */
-export async function startEmbeddedPostgres(dataDir: string, options: { attachToRunning?: boolean } = {}): Promise<EmbeddedDatabase> {
+export async function startEmbeddedPostgres(dataDir: string, options: { attachToRunning?: boolean; port?: number } = {}): Promise<EmbeddedDatabase> {
   const clusterDir = path.resolve(dataDir, 'postgres');
   await mkdir(path.resolve(dataDir), { recursive: true });
   // As root, postgres runs as the OS user "postgres", which must be able to enter DATA_DIR.
@@ -26,7 +26,7 @@ export async function startEmbeddedPostgres(dataDir: string, options: { attachTo
     // A tool (npm run keys) beside a running service: use its server, leave it running.
     return { url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${runningPort}/${DATABASE_NAME}`, stop: async () => undefined };
   }
-  const port = await findFreePort();
+  const port = options.port ?? (await findFreePort());
   const recentLog: string[] = [];
   const server = new EmbeddedPostgres({
     databaseDir: clusterDir,

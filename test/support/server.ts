@@ -1,4 +1,6 @@
 import { createServer } from 'node:net';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { DestinationStream } from 'pino';
 import type { DataSource } from 'typeorm';
 import { createApp } from '../../src/app.js';
 import type { RateLimits } from '../../src/application/rate-limits.js';
@@ -6,12 +8,18 @@ import { NoRateLimits } from '../../src/infrastructure/rate-limits.js';
 
 export const TEST_API_KEY = 'test-key-0123456789abcdef0123456789';
 
-export type TestServer = { url: string; close(): Promise<void> };
+export type TestServer = { url: string; app: NestExpressApplication; close(): Promise<void> };
 
 /** createApp() — the same stack main.ts runs — listening on a free port. */
 export async function startServer(
   dataSource: DataSource,
-  options: { rateLimits?: RateLimits; apiKeyCacheSeconds?: number; servers?: { production: string; staging: string }; port?: number } = {},
+  options: {
+    rateLimits?: RateLimits;
+    apiKeyCacheSeconds?: number;
+    servers?: { production: string; staging: string };
+    port?: number;
+    log?: DestinationStream;
+  } = {},
 ): Promise<TestServer> {
   const app = await createApp({
     dataSource,
@@ -20,12 +28,12 @@ export async function startServer(
     rateLimits: options.rateLimits ?? new NoRateLimits(),
     cursorSecret: 'test-cursor-secret',
     servers: options.servers ?? { production: 'https://petstore.example.com/v1', staging: 'https://staging.petstore.example.com/v1' },
-    logLevels: ['fatal'],
+    log: options.log ? { level: 'trace', destination: options.log } : { level: 'silent' },
   });
   await app.listen(options.port ?? 0, '127.0.0.1');
   const address: unknown = app.getHttpServer().address();
   if (typeof address !== 'object' || address === null || !('port' in address)) throw new Error('the server is not listening on TCP');
-  return { url: `http://127.0.0.1:${address.port}`, close: () => app.close() };
+  return { url: `http://127.0.0.1:${address.port}`, app, close: () => app.close() };
 }
 
 export const authorized = { Authorization: `Bearer ${TEST_API_KEY}` };

@@ -1,14 +1,22 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { Readiness } from '../../application/readiness.js';
+import { ApiError } from './api-error.js';
 import { Public } from './bearer-key.guard.js';
+import { ShutdownState } from './shutdown-state.js';
 
-/** Outside /v1, no key. /healthz: the process is up. /readyz: the database answers (else 503 unavailable). */
+/**
+ * Outside /v1, no key. /healthz: the process is up. /readyz: the service should get traffic: the
+ * database answers and it is not draining for shutdown (else 503 unavailable).
+ */
 @Public()
 @ApiExcludeController()
 @Controller()
 export class HealthController {
-  constructor(private readonly readiness: Readiness) {}
+  constructor(
+    private readonly readiness: Readiness,
+    private readonly shutdown: ShutdownState,
+  ) {}
 
   @Get('healthz')
   health(): { status: 'ok' } {
@@ -17,6 +25,7 @@ export class HealthController {
 
   @Get('readyz')
   async ready(): Promise<{ status: 'ok' }> {
+    if (this.shutdown.draining) throw new ApiError(503, 'The service is shutting down', { 'Retry-After': '1' });
     await this.readiness.check();
     return { status: 'ok' };
   }

@@ -1,0 +1,61 @@
+import { ConfigError, loadConfig } from '../../src/config.js';
+
+function errorFor(env: Record<string, string>): string {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.message;
+    throw error;
+  }
+  throw new Error('the configuration was accepted');
+}
+
+describe('loadConfig', () => {
+  it('has defaults that start the service on the embedded database', () => {
+    expect(loadConfig({})).toMatchObject({
+      port: 3000,
+      host: '0.0.0.0',
+      databaseUrl: null,
+      dataDir: './data',
+      apiKeys: [],
+      publicBaseUrl: 'http://localhost:3000/v1',
+      rateLimit: { perKeyPerMinute: 1200, failedAuthenticationsPerMinute: 20 },
+      log: { level: 'info', pretty: false },
+      shutdownTimeoutSeconds: 10,
+    });
+  });
+
+  it('reads every variable', () => {
+    const config = loadConfig({
+      PORT: '8080',
+      DATABASE_URL: 'postgresql://u:p@db:5432/pets',
+      API_KEYS: ' a , b,,',
+      RATE_LIMIT: 'off',
+      LOG_LEVEL: 'DEBUG',
+      LOG_FORMAT: 'pretty',
+      SHUTDOWN_TIMEOUT_SECONDS: '30',
+    });
+
+    expect(config).toMatchObject({ port: 8080, databaseUrl: 'postgresql://u:p@db:5432/pets', apiKeys: ['a', 'b'], rateLimit: null, log: { level: 'debug', pretty: true }, shutdownTimeoutSeconds: 30 });
+  });
+
+  it.each([
+    [{ PORT: 'abc' }, /^PORT /],
+    [{ PORT: '70000' }, /^PORT /],
+    [{ DATABASE_URL: 'not a url' }, /^DATABASE_URL /],
+    [{ DATABASE_URL: 'mysql://u@h/db' }, /^DATABASE_URL /],
+    [{ LOG_LEVEL: 'loud' }, /^LOG_LEVEL /],
+    [{ LOG_FORMAT: 'xml' }, /^LOG_FORMAT /],
+    [{ RATE_LIMIT: 'maybe' }, /^RATE_LIMIT /],
+    [{ RATE_LIMIT_PER_MINUTE: '0' }, /^RATE_LIMIT_PER_MINUTE /],
+    [{ REDIS_URL: 'http://x' }, /^REDIS_URL /],
+    [{ PUBLIC_BASE_URL: 'ftp://x' }, /^PUBLIC_BASE_URL /],
+    [{ SHUTDOWN_TIMEOUT_SECONDS: '-1' }, /^SHUTDOWN_TIMEOUT_SECONDS /],
+  ])('refuses %j with a message naming the variable', (env, message) => {
+    expect(errorFor(env)).toMatch(message);
+  });
+
+  it('never echoes a DATABASE_URL, which may hold a password', () => {
+    expect(errorFor({ DATABASE_URL: 'postgres://user:s3cret@[bad' })).not.toContain('s3cret');
+  });
+});
