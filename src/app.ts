@@ -8,7 +8,7 @@ import { pino, type DestinationStream } from 'pino';
 import { AppModule, type AppOptions } from './app.module.js';
 import type { LogLevel } from './config.js';
 import { announceGetPetDeprecation } from './interface/http/deprecation.js';
-import { answerWithError } from './interface/http/error.filter.js';
+import { answerClientError, answerWithError } from './interface/http/error.filter.js';
 import { HttpMetrics } from './interface/http/metrics.js';
 import { buildOpenApiDocument, serveOpenApi } from './interface/http/openapi.js';
 import { requestTelemetry } from './interface/http/request-telemetry.js';
@@ -29,12 +29,21 @@ export async function createApp({ servers, log, ...options }: CreateAppOptions):
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot({ ...options, logger }), { bodyParser: false, bufferLogs: true });
   app.useLogger(app.get(Logger));
   app.disable('x-powered-by');
+  // Answers are Cache-Control: no-store; an ETag would only invite 304s that no client may use.
+  app.set('etag', false);
+  app.getHttpServer().on('clientError', answerClientError);
   const shutdown = app.get(ShutdownState);
   app.use(requestTelemetry(logger, app.get(HttpMetrics)));
   // What a security review expects on every answer; API answers are never stored by caches.
   app.use((request: Request, response: Response, next: NextFunction) => {
     response.setHeader('X-Content-Type-Options', 'nosniff');
-    if (request.path.startsWith('/v1/')) response.setHeader('Cache-Control', 'no-store');
+    if (request.path.startsWith('/v1/')) {
+      response.setHeader('Cache-Control', 'no-store');
+      // No validators are sent, so no conditional request can succeed; Express would still answer
+      // `If-None-Match: *` with a 304.
+      delete request.headers['if-none-match'];
+      delete request.headers['if-modified-since'];
+    }
     // While draining for shutdown, clients must not reuse the connection.
     if (shutdown.draining) response.setHeader('Connection', 'close');
     next();

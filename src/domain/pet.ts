@@ -32,7 +32,8 @@ export function newPet(input: NewPetInput): NewPet {
 
 export function nameProblems(name: unknown): string[] {
   if (typeof name !== 'string') return ['name must be a string'];
-  if (!/\S/.test(name)) return ['name must contain at least one non-whitespace character'];
+  // Blank: JavaScript's \s (which has U+FEFF) or Unicode's White_Space (which has U+0085).
+  if (!/[^\s\p{White_Space}]/u.test(name)) return ['name must contain at least one non-whitespace character'];
   // Counted in code points, as PostgreSQL counts varchar(255).
   if ([...name].length > PET_NAME_MAX_LENGTH) {
     return [`name must be at most ${PET_NAME_MAX_LENGTH} characters long`];

@@ -150,7 +150,7 @@ export interface operations {
                     "application/json": components["schemas"]["Pets"];
                 };
             };
-            /** @description Invalid `limit`, `status` or `cursor`, or one of them given twice. */
+            /** @description Invalid `limit`, `status` or `cursor`, or one of them given twice, or a malformed HTTP request. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -159,7 +159,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "code": "invalid_request",
-                     *       "message": "Invalid `limit`, `status` or `cursor`, or one of them given twice.",
+                     *       "message": "Invalid `limit`, `status` or `cursor`, or one of them given twice, or a malformed HTTP request.",
                      *       "status": 400
                      *     }
                      */
@@ -197,6 +197,22 @@ export interface operations {
                      *       "code": "rate_limited",
                      *       "message": "Too many requests for this API key, or too many failed authentications from this address.",
                      *       "status": 429
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request header section exceeds 16 KiB. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "invalid_request",
+                     *       "message": "Request header section exceeds 16 KiB",
+                     *       "status": 431
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -267,7 +283,7 @@ export interface operations {
                     "application/json": components["schemas"]["Pet"];
                 };
             };
-            /** @description Invalid Idempotency-Key header, or body missing, not a JSON object, malformed, with missing required fields, invalid values or unknown fields; the message names every offending field. */
+            /** @description Malformed HTTP request, invalid Idempotency-Key header, or body missing, not a JSON object, malformed, with missing required fields, invalid values or unknown fields; the message names every offending field. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -276,7 +292,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "code": "invalid_request",
-                     *       "message": "Invalid Idempotency-Key header, or body missing, not a JSON object, malformed, with missing required fields, invalid values or unknown fields; the message names every offending field.",
+                     *       "message": "Malformed HTTP request, invalid Idempotency-Key header, or body missing, not a JSON object, malformed, with missing required fields, invalid values or unknown fields; the message names every offending field.",
                      *       "status": 400
                      *     }
                      */
@@ -385,6 +401,22 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The request header section exceeds 16 KiB. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "invalid_request",
+                     *       "message": "Request header section exceeds 16 KiB",
+                     *       "status": 431
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Unexpected failure; the body reveals nothing of it. */
             500: {
                 headers: {
@@ -446,20 +478,20 @@ export interface operations {
                     "application/json": components["schemas"]["Pet"];
                 };
             };
-            /** @description The path is not valid percent-encoded UTF-8. */
+            /** @description The path is not valid percent-encoded UTF-8, or the request is malformed. */
             400: {
                 headers: {
                     /** @description `Thu, 05 Dec 2030 00:00:00 GMT`: the operation is removed then (RFC 8594). */
-                    Sunset: string;
+                    Sunset?: string;
                     /** @description `@1795219200`: deprecated since that time (RFC 9745). */
-                    Deprecation: string;
+                    Deprecation?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     /**
                      * @example {
                      *       "code": "invalid_request",
-                     *       "message": "The path is not valid percent-encoded UTF-8.",
+                     *       "message": "The path is not valid percent-encoded UTF-8, or the request is malformed.",
                      *       "status": 400
                      *     }
                      */
@@ -525,6 +557,22 @@ export interface operations {
                      *       "code": "rate_limited",
                      *       "message": "Too many requests for this API key, or too many failed authentications from this address.",
                      *       "status": 429
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request header section exceeds 16 KiB. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "invalid_request",
+                     *       "message": "Request header section exceeds 16 KiB",
+                     *       "status": 431
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];

@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { openTestDatabase, type TestDatabase } from '../support/database.js';
 import { authorized, json, startServer, type TestServer } from '../support/server.js';
 
@@ -72,6 +73,67 @@ describe('400 invalid_request on createPet', () => {
     ['an empty body', '', 'JSON object'],
   ])('refuses %s as the body', async (_case, body, message) => {
     await expectError(await post(body), 400, 'invalid_request', message);
+  });
+});
+
+describe('hostile bodies found by the fuzz test', () => {
+  const nested = (depth: number) => `{"name":${'['.repeat(depth)}${']'.repeat(depth)},"categoryId":1}`;
+
+  it.each([[null], ['key-1']])('answers 400, not 500, for a body nested thousands of levels deep (Idempotency-Key: %s)', async (idempotencyKey) => {
+    const headers = idempotencyKey === null ? json : { ...json, 'Idempotency-Key': idempotencyKey };
+
+    await expectError(await post(nested(3000), headers), 400, 'invalid_request', 'nested more than 32 levels');
+    await expectError(await post(`{"x":${'['.repeat(3000)}${']'.repeat(3000)}}`, headers), 400, 'invalid_request', 'nested');
+  });
+
+  it('answers 415 for UTF-16 and UTF-7 bodies instead of decoding them', async () => {
+    const body = '{"name":"Rex+AOk-","categoryId":1}';
+    await expectError(await post(body, { ...authorized, 'Content-Type': 'application/json; charset=utf-7' }), 415, 'unsupported_media_type', 'charset');
+    await expectError(await post(body, { ...authorized, 'Content-Type': 'application/json; charset=UTF-16LE' }), 415, 'unsupported_media_type', 'charset');
+    expect((await post('{"name":"Rex","categoryId":1}', { ...authorized, 'Content-Type': 'application/json; charset="UTF-8"' })).status).toBe(201);
+  });
+
+  it('answers 400 for a body that is not valid UTF-8, instead of storing U+FFFD', async () => {
+    const response = await fetch(`${server.url}/v1/pets`, { method: 'POST', headers: json, body: Buffer.from([...Buffer.from('{"name":"R'), 0xff, 0xc0, ...Buffer.from('x","categoryId":1}')]) });
+
+    await expectError(response, 400, 'invalid_request', 'UTF-8');
+    expect(await database.dataSource.query('SELECT count(*)::int AS n FROM pets')).toEqual([{ n: 0 }]);
+  });
+
+  it.each([
+    ['an unknown method', 'FOO /v1/pets HTTP/1.1\r\nHost: x\r\n\r\n', 400],
+    ['a raw byte not allowed in a path', 'GET /v1/pets/\xe9 HTTP/1.1\r\nHost: x\r\n\r\n', 400],
+    ['two different Content-Length headers', 'POST /v1/pets HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n{}', 400],
+    ['a header section over 16 KiB', `GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-Huge: ${'h'.repeat(20_000)}\r\n\r\n`, 431],
+  ])('answers %s, refused by Node before any route, with the Error body', async (_case, raw, status) => {
+    const answer = await new Promise<string>((resolve, reject) => {
+      const url = new URL(server.url);
+      const socket = connect(Number(url.port), url.hostname, () => socket.end(Buffer.from(raw, 'latin1')));
+      let received = '';
+      socket.on('data', (chunk) => (received += chunk.toString()));
+      socket.on('end', () => resolve(received));
+      socket.on('error', reject);
+    });
+
+    const [head = '', body = ''] = answer.split('\r\n\r\n');
+    expect(head).toMatch(new RegExp(`^HTTP/1.1 ${status} `));
+    expect(head).toContain('Content-Type: application/json');
+    expect(JSON.parse(body)).toEqual({ code: 'invalid_request', message: expect.any(String), status });
+  });
+
+  it('sends no ETag, so conditional requests never turn into 304s', async () => {
+    const response = await fetch(`${server.url}/v1/pets`, { headers: { ...authorized, 'If-None-Match': '*', 'If-Modified-Since': new Date().toUTCString() } });
+
+    expect(response.status).toBe(200);
+    expect(response.headers.get('etag')).toBeNull();
+  });
+
+  it('answers a failed precondition on a Swagger UI file with a JSON Error body', async () => {
+    const response = await fetch(`${server.url}/docs/swagger-ui.css`, { headers: { 'If-Match': '"nope"' } });
+
+    expect(response.status).toBe(412);
+    expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(await response.json()).toEqual({ code: 'invalid_request', message: expect.any(String), status: 412 });
   });
 });
 

@@ -71,9 +71,9 @@ describe('the OpenAPI document', () => {
   });
 
   it('declares the responses the service adds, with their headers', () => {
-    expect(Object.keys(document.paths['/pets'].get.responses).sort()).toEqual(['200', '400', '401', '429', '500', '503']);
-    expect(Object.keys(document.paths['/pets'].post.responses).sort()).toEqual(['201', '400', '401', '409', '413', '415', '422', '429', '500', '503']);
-    expect(Object.keys(document.paths['/pets/{petId}'].get.responses).sort()).toEqual(['200', '400', '401', '404', '429', '500', '503']);
+    expect(Object.keys(document.paths['/pets'].get.responses).sort()).toEqual(['200', '400', '401', '429', '431', '500', '503']);
+    expect(Object.keys(document.paths['/pets'].post.responses).sort()).toEqual(['201', '400', '401', '409', '413', '415', '422', '429', '431', '500', '503']);
+    expect(Object.keys(document.paths['/pets/{petId}'].get.responses).sort()).toEqual(['200', '400', '401', '404', '429', '431', '500', '503']);
     expect(document.paths['/pets'].post.parameters).toEqual([expect.objectContaining({ name: 'Idempotency-Key', in: 'header', required: false })]);
     expect(document.paths['/pets'].get.responses['200'].headers.Link).toBeDefined();
     expect(document.paths['/pets'].post.responses['201'].headers.Location).toBeDefined();

@@ -1,4 +1,5 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
+import type { Duplex } from 'node:stream';
 import type { Request, Response } from 'express';
 import { IdempotencyConflictError, IdempotencyKeyReusedError } from '../../application/idempotency-store.js';
 import { InvalidPetError, PetNotFoundError, StoreUnavailableError } from '../../domain/errors.js';
@@ -67,6 +68,7 @@ function clientErrorMessage(status: number, exception: unknown, request: { metho
   }
   if (type === 'entity.parse.failed') return 'Request body is not valid JSON';
   if (type === 'request.aborted') return 'Request body was not received completely';
+  if (type === 'encoding.invalid') return 'Request body is not valid UTF-8';
   if (exception instanceof Error && /^Failed to decode param/.test(exception.message)) return 'Request path is not valid percent-encoded UTF-8';
   return 'Invalid request';
 }
@@ -86,7 +88,32 @@ export function answerWithError(exception: unknown, request: Request, response: 
     response.end();
     return;
   }
+  // Whatever was being sent (a static file's type, range or validators) no longer describes this body.
+  for (const stale of ['Content-Type', 'Content-Range', 'Content-Disposition', 'ETag', 'Last-Modified']) response.removeHeader(stale);
   response.status(body.status).set(headers).json(body);
+}
+
+/**
+ * Node's HTTP parser refuses some requests before any route sees them (unknown method, bytes not
+ * allowed in a path or header, conflicting Content-Length, header section over 16 KiB). Answer
+ * those with the Error body too, not Node's bare 400.
+ */
+export function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
+  if (!socket.writable || error.code === 'ECONNRESET') {
+    socket.destroy();
+    return;
+  }
+  const [status, reason, message] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'Request Header Fields Too Large', 'Request header section exceeds 16 KiB']
+      : [400, 'Bad Request', 'Malformed HTTP request'];
+  const json = JSON.stringify({ code: 'invalid_request', message, status });
+  // An answer to HEAD has no body, or the client would read it as the next response.
+  const head = 'rawPacket' in error && Buffer.isBuffer(error.rawPacket) && error.rawPacket.subarray(0, 5).toString('latin1') === 'HEAD ';
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(json)}\r\n` +
+      `X-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${head ? '' : json}`,
+  );
 }
 
 @Catch()

@@ -1,12 +1,23 @@
 import { type CallHandler, type ExecutionContext, Injectable, type NestInterceptor } from '@nestjs/common';
+import { isUtf8 } from 'node:buffer';
 import bodyParser from 'body-parser';
 import type { Request, Response } from 'express';
 import { from, type Observable, switchMap } from 'rxjs';
 import { ApiError } from './api-error.js';
 
 export const JSON_BODY_LIMIT = 16 * 1024;
+/** NewPet is flat; anything deeper is refused before it reaches recursive code (class-transformer, JSON.stringify). */
+export const JSON_MAX_DEPTH = 32;
 
-const parseJson = bodyParser.json({ limit: JSON_BODY_LIMIT, strict: false, type: () => true });
+const parseJson = bodyParser.json({
+  limit: JSON_BODY_LIMIT,
+  strict: false,
+  type: () => true,
+  // body-parser would replace invalid UTF-8 with U+FFFD and store something other than what was sent.
+  verify: (_request, _response, bytes) => {
+    if (!isUtf8(bytes)) throw Object.assign(new Error('Request body is not valid UTF-8'), { status: 400, type: 'encoding.invalid' });
+  },
+});
 
 /**
  * Reads the JSON body of the routes that take one. It runs after the bearer-key guard (Nest runs
@@ -27,10 +38,28 @@ async function readJsonObject(request: Request, response: Response): Promise<voi
   if (contentType === undefined ? hasBody : !/^application\/json\s*(;|$)/i.test(contentType)) {
     throw new ApiError(415, 'Content-Type must be application/json');
   }
+  // JSON is UTF-8 (RFC 8259); body-parser would also decode utf-16 and utf-7.
+  const charset = /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(contentType ?? '')?.[1]?.toLowerCase();
+  if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
+    throw new ApiError(415, 'Content-Type charset must be utf-8');
+  }
   if (!hasBody) throw new ApiError(400, 'Request body must be a JSON object');
   await new Promise<void>((resolve, reject) => parseJson(request, response, (error?: unknown) => (error ? reject(error) : resolve())));
   const body: unknown = request.body;
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new ApiError(400, 'Request body must be a JSON object');
   }
+  if (depthExceeds(body, JSON_MAX_DEPTH)) throw new ApiError(400, `Request body is nested more than ${JSON_MAX_DEPTH} levels deep`);
+}
+
+/** Iterative, so that the check itself cannot overflow the stack. */
+function depthExceeds(root: object, maxDepth: number): boolean {
+  const pending: [unknown, number][] = [[root, 1]];
+  for (let item = pending.pop(); item !== undefined; item = pending.pop()) {
+    const [value, depth] = item;
+    if (typeof value !== 'object' || value === null) continue;
+    if (depth > maxDepth) return true;
+    for (const child of Object.values(value)) pending.push([child, depth + 1]);
+  }
+  return false;
 }

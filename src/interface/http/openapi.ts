@@ -21,6 +21,13 @@ const unavailable = error(503, 'The database does not answer; retry after the gi
   'Retry-After': header('Seconds to wait before retrying.'),
 });
 const internal = error(500, 'Unexpected failure; the body reveals nothing of it.');
+/** Node's HTTP parser answers this before any route, for any path. */
+const headersTooLarge = ApiResponse({
+  status: 431,
+  description: 'The request header section exceeds 16 KiB.',
+  type: ErrorResponse,
+  example: { code: 'invalid_request', message: 'Request header section exceeds 16 KiB', status: 431 },
+});
 const rateLimited = error(429, 'Too many requests for this API key, or too many failed authentications from this address.', {
   'Retry-After': header('Seconds to wait before retrying.'),
 });
@@ -39,9 +46,10 @@ export const ListPetsDocs = () =>
       schema: { $ref: getSchemaPath('Pets') },
       headers: { Link: header('`</v1/pets?limit=..&cursor=..>; rel="next"` (RFC 8288) when more animals follow; absent on the last page.', false) },
     }),
-    error(400, 'Invalid `limit`, `status` or `cursor`, or one of them given twice.'),
+    error(400, 'Invalid `limit`, `status` or `cursor`, or one of them given twice, or a malformed HTTP request.'),
     unauthorized,
     rateLimited,
+    headersTooLarge,
     internal,
     unavailable,
   );
@@ -66,16 +74,20 @@ export const CreatePetDocs = () =>
         'Idempotent-Replayed': header('`true` when this is the stored answer to an earlier request with the same Idempotency-Key.', false),
       },
     }),
-    error(400, 'Invalid Idempotency-Key header, or body missing, not a JSON object, malformed, with missing required fields, invalid values or unknown fields; the message names every offending field.'),
+    error(400, 'Malformed HTTP request, invalid Idempotency-Key header, or body missing, not a JSON object, malformed, with missing required fields, invalid values or unknown fields; the message names every offending field.'),
     unauthorized,
     error(409, 'A request with the same Idempotency-Key is still in flight; retry after the given delay.', { 'Retry-After': header('Seconds to wait before retrying.') }),
     error(413, `Body larger than ${JSON_BODY_LIMIT / 1024} KiB.`),
     error(415, 'Body is not `application/json`.'),
     error(422, 'The Idempotency-Key was already used with a different body.'),
     rateLimited,
+    headersTooLarge,
     internal,
     unavailable,
   );
+
+const optional = (headers: Record<string, HeaderObject>): Record<string, HeaderObject> =>
+  Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, { ...value, required: false }]));
 
 const deprecationHeaders = {
   Sunset: header(`\`${GET_PET_SUNSET}\`: the operation is removed then (RFC 8594).`),
@@ -93,9 +105,11 @@ export const GetPetDocs = () =>
     ApiParam({ name: 'petId', description: 'Identifier of the animal to fetch.', schema: { type: 'integer', format: 'int64', minimum: 1 } }),
     ApiResponse({ status: 200, description: 'Animal found.', type: PetResponse, headers: deprecationHeaders }),
     error(401, 'Missing or invalid API key.', { ...deprecationHeaders, 'WWW-Authenticate': header('`Bearer realm="petstore"` (RFC 6750).') }),
-    error(400, 'The path is not valid percent-encoded UTF-8.', deprecationHeaders),
+    // A request Node's parser refuses (bytes not allowed in the path) gets its 400 before the route: no Sunset then.
+    error(400, 'The path is not valid percent-encoded UTF-8, or the request is malformed.', optional(deprecationHeaders)),
     error(404, 'No animal has this id (also for ids that are not positive int64 integers).', deprecationHeaders),
     error(429, 'Too many requests for this API key, or too many failed authentications from this address.', { ...deprecationHeaders, 'Retry-After': header('Seconds to wait before retrying.') }),
+    headersTooLarge,
     error(500, 'Unexpected failure; the body reveals nothing of it.', deprecationHeaders),
     error(503, 'The database does not answer; retry after the given delay.', { ...deprecationHeaders, 'Retry-After': header('Seconds to wait before retrying.') }),
     ApiExtraModels(PetResponse),

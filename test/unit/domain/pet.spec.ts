@@ -20,7 +20,7 @@ describe('newPet', () => {
     expect(newPet({ name: 'Rex', categoryId: 1, status: 'sold' }).status).toBe('sold');
   });
 
-  it.each([[''], ['   '], ['\t\n']])('refuses a blank name %j', (name) => {
+  it.each([[''], ['   '], ['\t\n'], ['\u0085'], ['\u3000\u00a0'], ['\ufeff\u2029']])('refuses a blank name %j', (name) => {
     expect(problemsOf({ name, categoryId: 1 })).toEqual(['name must contain at least one non-whitespace character']);
   });
 
