@@ -18,18 +18,24 @@ export const ERROR_CODES = {
 export type ErrorStatus = keyof typeof ERROR_CODES;
 export type ErrorCode = (typeof ERROR_CODES)[ErrorStatus];
 
-/** An HTTP-only failure raised at the edge (guard, pipes, controller); written as is by the filter. */
+/**
+ * An HTTP-only failure raised at the edge (guard, pipes, controller); written as is by the filter.
+ * An expected answer, not a bug: it captures no stack trace (that was most of the cost of a 401).
+ */
 export class ApiError extends Error {
+  readonly status: ErrorStatus;
   readonly code: ErrorCode;
+  readonly headers: Record<string, string>;
 
-  constructor(
-    readonly status: ErrorStatus,
-    message: string,
-    readonly headers: Record<string, string> = {},
-  ) {
+  constructor(status: ErrorStatus, message: string, headers: Record<string, string> = {}) {
+    const stackTraceLimit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(message);
+    Error.stackTraceLimit = stackTraceLimit;
     this.name = 'ApiError';
+    this.status = status;
     this.code = ERROR_CODES[status];
+    this.headers = headers;
   }
 }
 

@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, createSecretKey, type KeyObject, timingSafeEqual } from 'node:crypto';
 import { MAX_PET_ID } from '../../domain/pet.js';
 import type { PetStatus } from '../../domain/pet-status.js';
 import { ApiError } from './api-error.js';
@@ -11,7 +11,11 @@ export type CursorPosition = { afterId: number; status?: PetStatus };
  * is refused with a 400 instead of silently skipping pets.
  */
 export class CursorCodec {
-  constructor(private readonly secret: string) {}
+  private readonly key: KeyObject;
+
+  constructor(secret: string) {
+    this.key = createSecretKey(Buffer.from(secret));
+  }
 
   encode({ afterId, status }: CursorPosition): string {
     const payload = `1.${afterId}.${status ?? ''}`;
@@ -37,6 +41,6 @@ export class CursorCodec {
   }
 
   private sign(payload: string): Buffer {
-    return createHmac('sha256', this.secret).update(payload).digest().subarray(0, 16);
+    return createHmac('sha256', this.key).update(payload).digest().subarray(0, 16);
   }
 }

@@ -5,6 +5,7 @@ import { IdempotencyConflictError, IdempotencyKeyReusedError } from '../../appli
 import { InvalidPetError, PetNotFoundError, StoreUnavailableError } from '../../domain/errors.js';
 import { ApiError, ERROR_CODES, type ErrorCode, type ErrorResponse } from './api-error.js';
 import { JSON_BODY_LIMIT } from './json-body.interceptor.js';
+import { requestIdOf } from './request-telemetry.js';
 
 /** Seconds a client should wait before retrying when the database does not answer. */
 export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
@@ -79,10 +80,10 @@ const logger = new Logger('ErrorFilter');
 export function answerWithError(exception: unknown, request: Request, response: Response): void {
   const { body, headers } = toErrorResponse(exception, request);
   if (body.status === 503) {
-    logger.warn(`${request.method} ${request.path}: database unavailable`);
+    logger.warn(`${request.method} ${request.path} (request ${requestIdOf(request)}): database unavailable`);
   } else if (body.status >= 500) {
     // The stack goes to the log, never to the client.
-    logger.error(`${request.method} ${request.path} failed`, exception instanceof Error ? exception.stack : String(exception));
+    logger.error(`${request.method} ${request.path} (request ${requestIdOf(request)}) failed`, exception instanceof Error ? exception.stack : String(exception));
   }
   if (response.headersSent) {
     response.end();

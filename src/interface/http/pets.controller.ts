@@ -10,8 +10,8 @@ import { CursorCodec } from './cursor.js';
 import { IdempotencyInterceptor } from './idempotency.interceptor.js';
 import { JsonBodyInterceptor } from './json-body.interceptor.js';
 import { CreatePetDocs, GetPetDocs, ListPetsDocs } from './openapi.js';
-import { ListPetsQuery, NewPetRequest, type PetResponse, toPetResponse } from './pet.dto.js';
-import { bodyValidation, queryValidation } from './validation.js';
+import { ListPetsQuery, NewPetRequest, parseListPetsQuery, type PetResponse, toPetResponse } from './pet.dto.js';
+import { bodyValidation } from './validation.js';
 
 @ApiTags('pets')
 @ApiBearerAuth('bearerAuth')
@@ -26,7 +26,7 @@ export class PetsController {
 
   @Get()
   @ListPetsDocs()
-  async list(@Query(queryValidation) query: ListPetsQuery, @Res({ passthrough: true }) response: Response): Promise<PetResponse[]> {
+  async list(@Query(parseListPetsQuery) query: ListPetsQuery, @Res({ passthrough: true }) response: Response): Promise<PetResponse[]> {
     const limit = query.limit === undefined ? PAGE_LIMIT.default : Number(query.limit);
     const afterId = query.cursor === undefined ? undefined : this.cursors.decode(query.cursor, query.status);
     const page = await this.listPets.execute({ status: query.status, limit, afterId });

@@ -1,9 +1,9 @@
 import { ApiError } from '../../../src/interface/http/api-error.js';
-import { ListPetsQuery, NewPetRequest } from '../../../src/interface/http/pet.dto.js';
-import { bodyValidation, queryValidation } from '../../../src/interface/http/validation.js';
+import { NewPetRequest, parseListPetsQuery } from '../../../src/interface/http/pet.dto.js';
+import { bodyValidation } from '../../../src/interface/http/validation.js';
 
 const validateBody = (value: unknown) => bodyValidation.transform(value, { type: 'body', metatype: NewPetRequest });
-const validateQuery = (value: unknown) => queryValidation.transform(value, { type: 'query', metatype: ListPetsQuery });
+const validateQuery = async (value: unknown) => parseListPetsQuery.transform(value, { type: 'query' });
 
 describe('request validation', () => {
   it('accepts a valid NewPet', async () => {
@@ -33,7 +33,7 @@ describe('request validation', () => {
   });
 
   it('accepts a query of digits within 1..100 and ignores unknown parameters', async () => {
-    await expect(validateQuery({ limit: '100', status: 'pending', foo: 'bar' })).resolves.toEqual(Object.assign(new ListPetsQuery(), { limit: '100', status: 'pending' }));
+    await expect(validateQuery({ limit: '100', status: 'pending', foo: 'bar' })).resolves.toEqual({ limit: '100', status: 'pending' });
   });
 
   it.each([['0'], ['101'], ['1.5'], ['+5'], [' 5'], ['1e2'], ['abc'], ['']])('refuses limit=%j', async (limit) => {
