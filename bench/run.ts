@@ -29,7 +29,8 @@ const RESULTS_DIR = fileURLToPath(new URL('../../bench/results/', import.meta.ur
 const ROUNDS = 2;
 const PETS = 10_000;
 const PAGING_PETS = 1_000_000;
-const PROFILED = ['list limit=20', 'no key (401)'];
+// BENCH_PROFILE="create,get by id" profiles other scenarios.
+const PROFILED = process.env.BENCH_PROFILE?.split(',') ?? ['list limit=20', 'no key (401)'];
 const seconds = numberFromEnv('BENCH_DURATION', 5);
 const warmupSeconds = numberFromEnv('BENCH_WARMUP', 3);
 const pagingSeconds = numberFromEnv('BENCH_PAGING_DURATION', 3);

@@ -1,17 +1,6 @@
-import { openTestDatabase, type TestDatabase } from '../support/database.js';
-import { startServer, TEST_API_KEY, type TestServer } from '../support/server.js';
+import { TEST_API_KEY, useService } from '../support/server.js';
 
-let database: TestDatabase;
-let server: TestServer;
-
-beforeAll(async () => {
-  database = await openTestDatabase();
-  server = await startServer(database.dataSource);
-});
-afterAll(async () => {
-  await server?.close();
-  await database?.close();
-});
+const service = useService();
 
 const MISSING = { code: 'unauthorized', message: 'Missing API key: send Authorization: Bearer <key>', status: 401 };
 const INVALID = { code: 'unauthorized', message: 'Invalid API key', status: 401 };
@@ -23,7 +12,7 @@ const operations: [string, string, string | undefined][] = [
 ];
 
 async function call(method: string, path: string, headers: Record<string, string> = {}, body?: string): Promise<Response> {
-  return fetch(`${server.url}${path}`, { method, headers: { 'Content-Type': 'application/json', ...headers }, body });
+  return fetch(`${service.server.url}${path}`, { method, headers: { 'Content-Type': 'application/json', ...headers }, body });
 }
 
 describe.each(operations)('%s %s', (method, path, body) => {
@@ -73,7 +62,7 @@ describe('authentication comes before validation and lookup', () => {
     ['a non-JSON content type', 'text/plain', 'hello'],
     ['invalid fields', 'application/json', JSON.stringify({ name: '', categoryId: 'x' })],
   ])('answers 401, not 400/413/415, to a keyless POST with %s', async (_case, contentType, body) => {
-    const response = await fetch(`${server.url}/v1/pets`, { method: 'POST', headers: { 'Content-Type': contentType }, body });
+    const response = await fetch(`${service.server.url}/v1/pets`, { method: 'POST', headers: { 'Content-Type': contentType }, body });
 
     expect(response.status).toBe(401);
     expect(await response.json()).toEqual(MISSING);
@@ -92,12 +81,12 @@ describe('authentication comes before validation and lookup', () => {
   it('stores nothing for a keyless create', async () => {
     await call('POST', '/v1/pets', {}, JSON.stringify({ name: 'Sneaky', categoryId: 1 }));
 
-    expect(await database.dataSource.query(`SELECT * FROM pets WHERE name = 'Sneaky'`)).toEqual([]);
+    expect(await service.database.dataSource.query(`SELECT * FROM pets WHERE name = 'Sneaky'`)).toEqual([]);
   });
 });
 
 describe('routes that need no key', () => {
   it.each([['/healthz'], ['/readyz'], ['/openapi.json'], ['/openapi.yaml'], ['/docs']])('%s answers 200 without a key', async (path) => {
-    expect((await fetch(`${server.url}${path}`)).status).toBe(200);
+    expect((await fetch(`${service.server.url}${path}`)).status).toBe(200);
   });
 });

@@ -1,24 +1,10 @@
 import { connect } from 'node:net';
-import { openTestDatabase, type TestDatabase } from '../support/database.js';
-import { authorized, json, startServer, type TestServer } from '../support/server.js';
+import { authorized, json, useService } from '../support/server.js';
 
-let database: TestDatabase;
-let server: TestServer;
-
-beforeAll(async () => {
-  database = await openTestDatabase();
-  server = await startServer(database.dataSource);
-});
-afterAll(async () => {
-  await server?.close();
-  await database?.close();
-});
-beforeEach(async () => {
-  await database.reset();
-});
+const service = useService();
 
 async function post(body: string, headers: Record<string, string> = json): Promise<Response> {
-  return fetch(`${server.url}/v1/pets`, { method: 'POST', headers, body });
+  return fetch(`${service.server.url}/v1/pets`, { method: 'POST', headers, body });
 }
 
 async function expectError(response: Response, status: number, code: string, message: string | RegExp): Promise<void> {
@@ -32,7 +18,7 @@ describe('400 invalid_request on createPet', () => {
     const response = await post(JSON.stringify({ name: '   ', categoryId: 5.5, status: 'lost', categoryID: 3 }));
 
     await expectError(response, 400, 'invalid_request', /name.*categoryId.*status/);
-    expect(await database.dataSource.query('SELECT count(*)::int AS n FROM pets')).toEqual([{ n: 0 }]);
+    expect(await service.database.dataSource.query('SELECT count(*)::int AS n FROM pets')).toEqual([{ n: 0 }]);
   });
 
   it.each([
@@ -62,7 +48,7 @@ describe('400 invalid_request on createPet', () => {
     await expectError(await post('{"name":"Rex","categoryId":1,"__proto__":{"admin":true}}'), 400, 'invalid_request', '__proto__');
     await expectError(await post('{"name":"Rex","categoryId":1,"constructor":{"prototype":{"x":1}}}'), 400, 'invalid_request', 'constructor');
     expect(({} as Record<string, unknown>).admin).toBeUndefined();
-    expect(await database.dataSource.query('SELECT count(*)::int AS n FROM pets')).toEqual([{ n: 0 }]);
+    expect(await service.database.dataSource.query('SELECT count(*)::int AS n FROM pets')).toEqual([{ n: 0 }]);
   });
 
   it.each([
@@ -94,10 +80,10 @@ describe('hostile bodies found by the fuzz test', () => {
   });
 
   it('answers 400 for a body that is not valid UTF-8, instead of storing U+FFFD', async () => {
-    const response = await fetch(`${server.url}/v1/pets`, { method: 'POST', headers: json, body: Buffer.from([...Buffer.from('{"name":"R'), 0xff, 0xc0, ...Buffer.from('x","categoryId":1}')]) });
+    const response = await fetch(`${service.server.url}/v1/pets`, { method: 'POST', headers: json, body: Buffer.from([...Buffer.from('{"name":"R'), 0xff, 0xc0, ...Buffer.from('x","categoryId":1}')]) });
 
     await expectError(response, 400, 'invalid_request', 'UTF-8');
-    expect(await database.dataSource.query('SELECT count(*)::int AS n FROM pets')).toEqual([{ n: 0 }]);
+    expect(await service.database.dataSource.query('SELECT count(*)::int AS n FROM pets')).toEqual([{ n: 0 }]);
   });
 
   it.each([
@@ -107,7 +93,7 @@ describe('hostile bodies found by the fuzz test', () => {
     ['a header section over 16 KiB', `GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-Huge: ${'h'.repeat(20_000)}\r\n\r\n`, 431],
   ])('answers %s, refused by Node before any route, with the Error body', async (_case, raw, status) => {
     const answer = await new Promise<string>((resolve, reject) => {
-      const url = new URL(server.url);
+      const url = new URL(service.server.url);
       const socket = connect(Number(url.port), url.hostname, () => socket.end(Buffer.from(raw, 'latin1')));
       let received = '';
       socket.on('data', (chunk) => (received += chunk.toString()));
@@ -122,14 +108,14 @@ describe('hostile bodies found by the fuzz test', () => {
   });
 
   it('sends no ETag, so conditional requests never turn into 304s', async () => {
-    const response = await fetch(`${server.url}/v1/pets`, { headers: { ...authorized, 'If-None-Match': '*', 'If-Modified-Since': new Date().toUTCString() } });
+    const response = await fetch(`${service.server.url}/v1/pets`, { headers: { ...authorized, 'If-None-Match': '*', 'If-Modified-Since': new Date().toUTCString() } });
 
     expect(response.status).toBe(200);
     expect(response.headers.get('etag')).toBeNull();
   });
 
   it('answers a failed precondition on a Swagger UI file with a JSON Error body', async () => {
-    const response = await fetch(`${server.url}/docs/swagger-ui.css`, { headers: { 'If-Match': '"nope"' } });
+    const response = await fetch(`${service.server.url}/docs/swagger-ui.css`, { headers: { 'If-Match': '"nope"' } });
 
     expect(response.status).toBe(412);
     expect(response.headers.get('content-type')).toMatch(/^application\/json/);
@@ -140,7 +126,7 @@ describe('hostile bodies found by the fuzz test', () => {
 describe('413 and 415 on createPet', () => {
   it('answers 413 payload_too_large for a body over 16 KiB, and stores nothing', async () => {
     await expectError(await post(JSON.stringify({ name: 'Rex', categoryId: 1, pad: 'x'.repeat(17_000) })), 413, 'payload_too_large', '16 KiB');
-    expect(await database.dataSource.query('SELECT count(*)::int AS n FROM pets')).toEqual([{ n: 0 }]);
+    expect(await service.database.dataSource.query('SELECT count(*)::int AS n FROM pets')).toEqual([{ n: 0 }]);
   });
 
   it('reads a body just under 16 KiB (then judges its fields)', async () => {
@@ -167,15 +153,15 @@ describe('any path', () => {
   it.each([['GET', '/nope'], ['GET', '/v1/nope'], ['POST', '/v1/pets/1/photos'], ['GET', '/v2/pets'], ['GET', '/healthz/x'], ['POST', '/healthz']])(
     'answers %s %s with 404 not_found as JSON',
     async (method, path) => {
-      await expectError(await fetch(`${server.url}${path}`, { method, headers: authorized }), 404, 'not_found', 'No route');
+      await expectError(await fetch(`${service.server.url}${path}`, { method, headers: authorized }), 404, 'not_found', 'No route');
     },
   );
 
   it('answers a path that is not valid percent-encoding with a 400 Error body', async () => {
-    await expectError(await fetch(`${server.url}/v1/pets/%E0%A4%A`, { headers: authorized }), 400, 'invalid_request', 'percent-encoded');
+    await expectError(await fetch(`${service.server.url}/v1/pets/%E0%A4%A`, { headers: authorized }), 400, 'invalid_request', 'percent-encoded');
   });
 
   it('does not announce the framework', async () => {
-    expect((await fetch(`${server.url}/v1/pets`, { headers: authorized })).headers.get('x-powered-by')).toBeNull();
+    expect((await fetch(`${service.server.url}/v1/pets`, { headers: authorized })).headers.get('x-powered-by')).toBeNull();
   });
 });

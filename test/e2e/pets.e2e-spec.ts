@@ -1,24 +1,10 @@
-import { openTestDatabase, type TestDatabase } from '../support/database.js';
 import { readPet, readPets } from '../support/http.js';
-import { authorized, json, startServer, type TestServer } from '../support/server.js';
+import { authorized, json, useService } from '../support/server.js';
 
-let database: TestDatabase;
-let server: TestServer;
-
-beforeAll(async () => {
-  database = await openTestDatabase();
-  server = await startServer(database.dataSource);
-});
-afterAll(async () => {
-  await server?.close();
-  await database?.close();
-});
-beforeEach(async () => {
-  await database.reset();
-});
+const service = useService();
 
 async function create(body: unknown): Promise<Response> {
-  return fetch(`${server.url}/v1/pets`, { method: 'POST', headers: json, body: JSON.stringify(body) });
+  return fetch(`${service.server.url}/v1/pets`, { method: 'POST', headers: json, body: JSON.stringify(body) });
 }
 
 async function createMany(count: number, status?: string): Promise<number[]> {
@@ -33,7 +19,7 @@ async function walk(path: string): Promise<{ ids: number[]; links: string[] }> {
   const links: string[] = [];
   let next: string | null = path;
   while (next !== null) {
-    const response: Response = await fetch(`${server.url}${next}`, { headers: authorized });
+    const response: Response = await fetch(`${service.server.url}${next}`, { headers: authorized });
     expect(response.status).toBe(200);
     ids.push(...(await readPets(response)).map((pet) => pet.id));
     const link = response.headers.get('link');
@@ -58,11 +44,11 @@ describe('POST /v1/pets', () => {
     const pet = await readPet(await create({ name: 'Tom', categoryId: 1 }));
 
     expect(pet.status).toBe('available');
-    expect(await (await fetch(`${server.url}/v1/pets/${pet.id}`, { headers: authorized })).json()).toEqual(pet);
+    expect(await (await fetch(`${service.server.url}/v1/pets/${pet.id}`, { headers: authorized })).json()).toEqual(pet);
   });
 
   it('accepts application/json with a charset parameter', async () => {
-    const response = await fetch(`${server.url}/v1/pets`, {
+    const response = await fetch(`${service.server.url}/v1/pets`, {
       method: 'POST',
       headers: { ...authorized, 'Content-Type': 'application/json; charset=utf-8' },
       body: JSON.stringify({ name: 'Zoë 🐕', categoryId: 9007199254740991 }),
@@ -77,7 +63,7 @@ describe('GET /v1/pets', () => {
   it('lists pets in ascending id order', async () => {
     const ids = await createMany(3);
 
-    const response = await fetch(`${server.url}/v1/pets`, { headers: authorized });
+    const response = await fetch(`${service.server.url}/v1/pets`, { headers: authorized });
 
     expect(response.status).toBe(200);
     expect((await readPets(response)).map((pet) => pet.id)).toEqual(ids);
@@ -87,7 +73,7 @@ describe('GET /v1/pets', () => {
   it('returns 20 pets by default, with a link to the next page', async () => {
     await createMany(21);
 
-    const response = await fetch(`${server.url}/v1/pets`, { headers: authorized });
+    const response = await fetch(`${service.server.url}/v1/pets`, { headers: authorized });
 
     expect(await response.json()).toHaveLength(20);
     expect(response.headers.get('link')).toMatch(/^<\/v1\/pets\?limit=20&cursor=[^>]+>; rel="next"$/);
@@ -126,14 +112,14 @@ describe('GET /v1/pets', () => {
   it('ignores unknown query parameters', async () => {
     await createMany(2);
 
-    const response = await fetch(`${server.url}/v1/pets?limit=1&foo=bar`, { headers: authorized });
+    const response = await fetch(`${service.server.url}/v1/pets?limit=1&foo=bar`, { headers: authorized });
 
     expect(response.status).toBe(200);
     expect(await response.json()).toHaveLength(1);
   });
 
   it('refuses a cursor the service did not issue', async () => {
-    const response = await fetch(`${server.url}/v1/pets?cursor=${Buffer.from('1.5.').toString('base64url')}.abc`, { headers: authorized });
+    const response = await fetch(`${service.server.url}/v1/pets?cursor=${Buffer.from('1.5.').toString('base64url')}.abc`, { headers: authorized });
 
     expect(response.status).toBe(400);
     expect(await response.json()).toEqual({ code: 'invalid_request', message: expect.stringContaining('cursor'), status: 400 });
@@ -142,7 +128,7 @@ describe('GET /v1/pets', () => {
   it.each([['limit=0'], ['limit=101'], ['limit=abc'], ['limit=5.5'], ['limit=-1'], ['status=lost'], ['limit=1&limit=2'], ['status=sold&status=sold']])(
     'answers 400 naming the parameter for ?%s',
     async (query) => {
-      const response = await fetch(`${server.url}/v1/pets?${query}`, { headers: authorized });
+      const response = await fetch(`${service.server.url}/v1/pets?${query}`, { headers: authorized });
 
       expect(response.status).toBe(400);
       const parameter = query.split('=')[0] ?? '';
@@ -155,7 +141,7 @@ describe('GET /v1/pets/{petId} (deprecated)', () => {
   it('returns the pet with Sunset and Deprecation headers', async () => {
     const [id] = await createMany(1);
 
-    const response = await fetch(`${server.url}/v1/pets/${id}`, { headers: authorized });
+    const response = await fetch(`${service.server.url}/v1/pets/${id}`, { headers: authorized });
 
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({ id, name: 'pet 0', categoryId: 1, status: 'available' });
@@ -166,7 +152,7 @@ describe('GET /v1/pets/{petId} (deprecated)', () => {
   it.each([['424242'], ['0'], ['-1'], ['abc'], ['1.5'], ['9007199254740992'], ['99999999999999999999'], ['%F0%9F%90%95']])(
     'answers 404 not_found, still with Sunset and Deprecation, for petId %s',
     async (petId) => {
-      const response = await fetch(`${server.url}/v1/pets/${petId}`, { headers: authorized });
+      const response = await fetch(`${service.server.url}/v1/pets/${petId}`, { headers: authorized });
 
       expect(response.status).toBe(404);
       expect(await response.json()).toEqual({ code: 'not_found', message: expect.stringContaining('does not exist'), status: 404 });
@@ -182,7 +168,7 @@ describe('methods the resource does not have', () => {
     ['PUT', '/v1/pets/1', 'GET'],
     ['PATCH', '/v1/pets/1', 'GET'],
   ])('answers %s %s with 405 and Allow', async (method, path, allow) => {
-    const response = await fetch(`${server.url}${path}`, { method, headers: authorized });
+    const response = await fetch(`${service.server.url}${path}`, { method, headers: authorized });
 
     expect(response.status).toBe(405);
     expect(response.headers.get('allow')).toBe(allow);

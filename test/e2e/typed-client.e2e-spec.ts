@@ -1,24 +1,13 @@
 import createClient from 'openapi-fetch';
 import type { paths } from '../client/petstore-api.js';
-import { openTestDatabase, type TestDatabase } from '../support/database.js';
-import { startServer, TEST_API_KEY, type TestServer } from '../support/server.js';
+import { TEST_API_KEY, useService } from '../support/server.js';
 
 // The client a consumer generates from docs/openapi.json (openapi-typescript + openapi-fetch). A
 // change of the document that breaks such clients breaks the type check of this file.
-let database: TestDatabase;
-let server: TestServer;
-
-beforeAll(async () => {
-  database = await openTestDatabase();
-  server = await startServer(database.dataSource);
-});
-afterAll(async () => {
-  await server?.close();
-  await database?.close();
-});
+const service = useService();
 
 function client(key = TEST_API_KEY) {
-  return createClient<paths>({ baseUrl: `${server.url}/v1`, headers: { Authorization: `Bearer ${key}` } });
+  return createClient<paths>({ baseUrl: `${service.server.url}/v1`, headers: { Authorization: `Bearer ${key}` } });
 }
 
 describe('a typed client generated from the document', () => {

@@ -3,6 +3,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { DestinationStream } from 'pino';
 import type { DataSource } from 'typeorm';
 import { createApp } from '../../src/app.js';
+import { openTestDatabase, type TestDatabase } from './database.js';
 import type { RateLimits } from '../../src/application/rate-limits.js';
 import { NoRateLimits } from '../../src/infrastructure/rate-limits.js';
 
@@ -49,4 +50,30 @@ export function freePort(): Promise<number> {
       probe.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0));
     });
   });
+}
+
+/** What useService() gives a test file; filled in before its first test. */
+export class ServiceUnderTest {
+  database!: TestDatabase;
+  server!: TestServer;
+}
+
+/**
+ * For one test file: a fresh database and the service on it, started before the first test and
+ * closed after the last; the tables are emptied before each test.
+ */
+export function useService(options: Parameters<typeof startServer>[1] = {}): ServiceUnderTest {
+  const service = new ServiceUnderTest();
+  beforeAll(async () => {
+    service.database = await openTestDatabase();
+    service.server = await startServer(service.database.dataSource, options);
+  });
+  afterAll(async () => {
+    await service.server?.close();
+    await service.database?.close();
+  });
+  beforeEach(async () => {
+    await service.database.reset();
+  });
+  return service;
 }
