@@ -56,9 +56,16 @@ class BodyValidationPipe extends ValidationPipe {
   }
 }
 
+const definedFields = new WeakMap<object, Set<string>>();
+
 function unknownFields(value: unknown, metatype: NonNullable<ArgumentMetadata['metatype']>): string[] {
   if (typeof value !== 'object' || value === null) return [];
-  const defined = new Set(getMetadataStorage().getTargetValidationMetadatas(metatype, '', true, false).map((rule) => rule.propertyName));
+  // The DTO's fields do not change: read class-validator's metadata once per class.
+  let defined = definedFields.get(metatype);
+  if (defined === undefined) {
+    defined = new Set(getMetadataStorage().getTargetValidationMetadatas(metatype, '', true, false).map((rule) => rule.propertyName));
+    definedFields.set(metatype, defined);
+  }
   return Object.keys(value).filter((key) => !defined.has(key));
 }
 
