@@ -66,5 +66,5 @@ export async function createApp({ servers, log, ...options }: CreateAppOptions):
  */
 function createLogger({ level, pretty, destination }: NonNullable<CreateAppOptions['log']>) {
   if (pretty) return pino({ level, transport: { target: 'pino-pretty', options: { colorize: false } } });
-  return pino({ level }, destination ?? pino.destination({ dest: 1, sync: false, minLength: 4096 }));
+  return pino({ level }, destination ?? pino.destination({ dest: 1, sync: false }));
 }
