@@ -33,10 +33,10 @@ describe('the service process', () => {
     expect(output.stderr() + output.stdout()).not.toContain('s3cret');
   });
 
-  it('on SIGTERM drains, stops its embedded PostgreSQL and exits 0', async () => {
+  it('on SIGTERM under steady load answers every request it accepted, stops its embedded PostgreSQL and exits 0', async () => {
     const dataDir = await mkdtemp(path.join(tmpdir(), 'petstore-process-'));
     const port = await freePort();
-    const child = start({ PORT: String(port), DATA_DIR: dataDir, API_KEYS: 'process-test-key', HOST: '127.0.0.1' });
+    const child = start({ PORT: String(port), DATA_DIR: dataDir, API_KEYS: 'process-test-key', HOST: '127.0.0.1', RATE_LIMIT: 'off' });
     const output = outputOf(child);
     try {
       for (let tries = 0; ; tries++) {
@@ -46,11 +46,42 @@ describe('the service process', () => {
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
 
+      // 16 clients creating and listing back to back, until the service stops taking connections.
+      const counts = { answered: 0, notAnswered: 0, failed: 0 };
+      let stopping = false;
+      const headers = { Authorization: 'Bearer process-test-key', 'Content-Type': 'application/json' };
+      const clients = Array.from({ length: 16 }, async (_, client) => {
+        for (let i = 0; ; i++) {
+          const response = await (client % 2 === 0
+            ? fetch(`http://127.0.0.1:${port}/v1/pets`, { method: 'POST', headers, body: JSON.stringify({ name: `load ${client}-${i}`, categoryId: 1 }) })
+            : fetch(`http://127.0.0.1:${port}/v1/pets?limit=5`, { headers })
+          ).catch(() => null);
+          if (response === null) {
+            counts.notAnswered++;
+            if (stopping) return;
+            continue;
+          }
+          await response.arrayBuffer();
+          if (response.ok) counts.answered++;
+          else counts.failed++;
+        }
+      });
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+
+      stopping = true;
       child.kill('SIGTERM');
+      await Promise.all(clients);
 
       expect(await output.exit).toBe(0);
       const lines = output.stdout().trim().split('\n').map((line) => JSON.parse(line));
       expect(lines.map((line) => line.msg)).toEqual(expect.arrayContaining(['SIGTERM: draining, at most 10 s', expect.stringMatching(/^stopped: drained in \d+ ms$/)]));
+      // The service logs one line per request it accepted: each of them was answered, with a 2xx.
+      const accepted = lines.filter((line) => line.msg === 'request' && String(line.route).startsWith('/v1/pets'));
+      console.log(`SIGTERM under load: ${JSON.stringify(counts)}, the service logged ${accepted.length} requests`);
+      expect(counts.failed).toBe(0);
+      expect(accepted.filter((line) => line.status >= 300)).toEqual([]);
+      expect(accepted).toHaveLength(counts.answered);
+      expect(counts.answered).toBeGreaterThan(20);
       // No postgres of this DATA_DIR is left running.
       expect(execFileSync('ps', ['-eo', 'args']).toString()).not.toContain(dataDir);
     } finally {
