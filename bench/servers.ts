@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { findFreePort } from '../src/infrastructure/embedded-postgres.js';
 
 /** Each server pinned to CPU 0 when taskset exists: one core's worth of throughput, away from the load generator. */
 export const pinned = spawnSync('taskset', ['-c', '0', 'true']).status === 0;
@@ -20,7 +20,7 @@ export type Server = {
  * and resolves once GET /healthz answers 200.
  */
 export async function startServer(name: string, script: string, env: Record<string, string>, nodeFlags: string[] = []): Promise<Server> {
-  const port = await freePort();
+  const port = await findFreePort();
   const command = [process.execPath, ...nodeFlags, script];
   const [file = '', ...args] = pinned ? ['taskset', '-c', '0', ...command] : command;
   const child = spawn(file, args, {
@@ -115,16 +115,4 @@ function readProc(pid: number, file: 'status' | 'stat'): string {
   } catch {
     return ''; // No /proc (not Linux) or the process is gone: no sample.
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      probe.close(() => resolve(port));
-    });
-  });
 }

@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { ConfigModule } from '@nestjs/config';
 
 export type Config = {
   port: number;
@@ -27,6 +28,22 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
+}
+
+/**
+ * For every entry point (the service, npm run keys, the TypeORM CLI): @nestjs/config reads .env,
+ * when there is one, into process.env (real variables win), then loadConfig checks it all.
+ */
+export async function readConfig(): Promise<Config> {
+  const loaded: { config?: Config } = {};
+  await ConfigModule.forRoot({
+    validate: (env) => {
+      loaded.config = loadConfig(env);
+      return env;
+    },
+  });
+  if (loaded.config === undefined) throw new ConfigError('the configuration was not loaded');
+  return loaded.config;
 }
 
 /** Reads and checks the environment once. Throws ConfigError naming the variable at fault. */

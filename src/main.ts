@@ -1,38 +1,26 @@
 import { randomBytes } from 'node:crypto';
 import { Logger } from '@nestjs/common';
-import { ConfigModule } from '@nestjs/config';
 import { createApp } from './app.js';
 import { ApiKeys } from './application/api-keys.js';
-import { type Config, ConfigError, loadConfig } from './config.js';
+import { ConfigError, readConfig } from './config.js';
 import { openDatabase } from './infrastructure/database.js';
 import { issueFirstRunKey } from './interface/cli/first-run-key.js';
 import { connectRedis, FlexibleRateLimits, NoRateLimits } from './infrastructure/rate-limits.js';
+import { DEFAULT_API_KEY_CACHE } from './infrastructure/typeorm-api-keys.js';
 import { drain } from './shutdown.js';
 
 const logger = new Logger('Main');
 
 async function main(): Promise<void> {
-  // @nestjs/config reads .env (when there is one) into process.env; loadConfig checks it all once,
-  // and a ConfigError stops the start with one line naming the variable.
-  const loaded: { config?: Config } = {};
-  await ConfigModule.forRoot({
-    validate: (env) => {
-      loaded.config = loadConfig(env);
-      return env;
-    },
-  });
-  if (loaded.config === undefined) throw new ConfigError('the configuration was not loaded');
-  await run(loaded.config);
-}
-
-async function run(config: Config): Promise<void> {
+  // A ConfigError stops the start with one line naming the variable (see the catch below).
+  const config = await readConfig();
   const database = await openDatabase(config);
   const redis = config.rateLimit !== null && config.redisUrl !== null ? connectRedis(config.redisUrl) : null;
   redis?.on('error', (error: Error) => logger.warn(`Redis: ${error.message}; rate limits are counted per process meanwhile`));
   const app = await createApp({
     dataSource: database.dataSource,
     environmentKeys: config.apiKeys,
-    apiKeyCache: { seconds: config.apiKeyCacheSeconds, maxEntries: 10_000 },
+    apiKeyCache: { ...DEFAULT_API_KEY_CACHE, seconds: config.apiKeyCacheSeconds },
     rateLimits: config.rateLimit === null ? new NoRateLimits() : new FlexibleRateLimits(config.rateLimit, redis),
     cursorSecret: config.cursorSecret ?? randomBytes(32).toString('hex'),
     servers: { production: config.publicBaseUrl, staging: config.stagingBaseUrl },

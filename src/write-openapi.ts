@@ -5,10 +5,7 @@ import { DataSource } from 'typeorm';
 import { createApp } from './app.js';
 import { dataSourceOptions } from './infrastructure/database.js';
 import { NoRateLimits } from './infrastructure/rate-limits.js';
-import { openApiDocumentOf } from './interface/http/openapi.js';
-
-/** The servers of the committed snapshot: the defaults of config.ts for PORT 3000. */
-export const SNAPSHOT_SERVERS = { production: 'http://localhost:3000/v1', staging: 'http://localhost:3000/v1' };
+import { openApiDocumentOf, SNAPSHOT_SERVERS } from './interface/http/openapi.js';
 
 const app = await createApp({
   dataSource: new DataSource(dataSourceOptions('postgres://unused@127.0.0.1:1/none')),

@@ -10,7 +10,11 @@ export type RevokeResult = 'revoked' | 'already_revoked' | 'not_found';
  * Implementations compare in constant time and never keep or log a key.
  */
 export abstract class ApiKeys {
-  abstract verify(key: string): Promise<boolean>;
+  /**
+   * Who holds a valid key: a stable caller id (never the key itself), or null for a key that is
+   * not valid. Rate limits and idempotency records are kept per caller.
+   */
+  abstract identify(key: string): Promise<string | null>;
   abstract issue(label: string): Promise<IssuedApiKey>;
   abstract list(): Promise<ApiKeyInfo[]>;
   abstract revoke(id: number): Promise<RevokeResult>;

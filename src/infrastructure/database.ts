@@ -2,11 +2,10 @@ import { DataSource, type DataSourceOptions } from 'typeorm';
 import { DatabasePool, type PoolUsage } from '../application/database-pool.js';
 import { Readiness } from '../application/readiness.js';
 import { StoreUnavailableError } from '../domain/errors.js';
-import { startEmbeddedPostgres } from './embedded-postgres.js';
+import { type EmbeddedDatabase, startEmbeddedPostgres } from './embedded-postgres.js';
 import { CreatePets1763769600000 } from './migrations/1763769600000-create-pets.js';
 import { CreateIdempotencyKeys1763769700000 } from './migrations/1763769700000-create-idempotency-keys.js';
 import { CreateApiKeys1763769800000 } from './migrations/1763769800000-create-api-keys.js';
-import { PetRecord } from './pet.record.js';
 import { translateStoreErrors } from './store-errors.js';
 
 export const MIGRATIONS = [CreatePets1763769600000, CreateIdempotencyKeys1763769700000, CreateApiKeys1763769800000];
@@ -20,7 +19,8 @@ export function dataSourceOptions(url: string, schema?: string): DataSourceOptio
     type: 'postgres',
     url,
     schema,
-    entities: [PetRecord],
+    // The repositories send their own SQL; the schema is the migrations'. No entities to map.
+    entities: [],
     migrations: MIGRATIONS,
     migrationsTableName: 'migrations',
     synchronize: false,
@@ -44,23 +44,31 @@ export async function openDatabase(
   config: { databaseUrl: string | null; dataDir: string },
   options: { attachToRunning?: boolean } = {},
 ): Promise<Database> {
-  const embedded = config.databaseUrl === null ? await startEmbeddedPostgres(config.dataDir, options) : null;
-  const url = config.databaseUrl ?? embedded?.url ?? '';
-  const dataSource = new DataSource(dataSourceOptions(url));
+  const server = await resolveDatabase(config, options);
+  const dataSource = new DataSource(dataSourceOptions(server.url));
   try {
     await dataSource.initialize();
     await dataSource.runMigrations({ transaction: 'each' });
   } catch (error) {
-    await embedded?.stop();
+    await server.stop();
     throw error;
   }
   return {
     dataSource,
     async close() {
       if (dataSource.isInitialized) await dataSource.destroy();
-      await embedded?.stop();
+      await server.stop();
     },
   };
+}
+
+/** The server to use: DATABASE_URL, else the embedded PostgreSQL in dataDir (started, or attached to). */
+export async function resolveDatabase(
+  config: { databaseUrl: string | null; dataDir: string },
+  options: { attachToRunning?: boolean } = {},
+): Promise<EmbeddedDatabase> {
+  if (config.databaseUrl !== null) return { url: config.databaseUrl, stop: async () => undefined };
+  return startEmbeddedPostgres(config.dataDir, options);
 }
 
 export class DatabaseReadiness extends Readiness {

@@ -111,7 +111,8 @@ async function readOrCreatePassword(file: string): Promise<string> {
   return password;
 }
 
-function findFreePort(): Promise<number> {
+/** A loopback port that was free a moment ago. */
+export function findFreePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = createServer();
     probe.once('error', reject);

@@ -28,24 +28,25 @@ export class TypeOrmApiKeys extends ApiKeys {
     this.environmentHashes = environmentKeys.map(sha256);
   }
 
-  async verify(key: string): Promise<boolean> {
+  /** The caller id is the key's SHA-256 (hex): computed once here, used by the guard too. */
+  async identify(key: string): Promise<string | null> {
     const hash = sha256(key);
+    const id = hash.toString('hex');
     // Compare against every environment key without stopping early: the time says nothing about the key.
     let fromEnvironment = false;
     for (const candidate of this.environmentHashes) fromEnvironment = timingSafeEqual(hash, candidate) || fromEnvironment;
-    if (fromEnvironment) return true;
+    if (fromEnvironment) return id;
 
     // The hot path: a key seen within the last `cache.seconds` costs no database round trip. The
     // map is keyed by the hash, so its lookup time says nothing about the key either.
-    const id = hash.toString('hex');
     const cached = this.verdicts.get(id);
-    if (cached !== undefined && cached.until > Date.now()) return cached.valid;
+    if (cached !== undefined && cached.until > Date.now()) return cached.valid ? id : null;
 
     const rows: unknown[] = await translateStoreErrors(() =>
       this.dataSource.query('SELECT 1 FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL', [hash]),
     );
     this.remember(id, rows.length > 0);
-    return rows.length > 0;
+    return rows.length > 0 ? id : null;
   }
 
   async issue(label: string): Promise<IssuedApiKey> {

@@ -7,14 +7,14 @@ import { managerFor } from './transaction-context.js';
 
 // Fixed SQL through TypeORM's connection: the profile showed TypeORM's query builder rebuilding
 // the same statements and hydrating entities on every call (~15% of a list request). The table
-// and its columns are defined by the migrations (PetRecord mirrors them for TypeORM's metadata).
+// and its columns are defined by the migrations.
 const COLUMNS = 'id, name, category_id, status';
 const INSERT = `INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3) RETURNING ${COLUMNS}`;
 const BY_ID = `SELECT ${COLUMNS} FROM pets WHERE id = $1`;
 // Keyset paging: "id > last seen" walks the (status, id) index or the primary key, so a deep page
 // costs the same as the first one (OFFSET would read every skipped row).
-const PAGE = `SELECT ${COLUMNS} FROM pets WHERE id > $1 ORDER BY id LIMIT $2`;
-const PAGE_WITH_STATUS = `SELECT ${COLUMNS} FROM pets WHERE status = $1 AND id > $2 ORDER BY id LIMIT $3`;
+export const PAGE = `SELECT ${COLUMNS} FROM pets WHERE id > $1 ORDER BY id LIMIT $2`;
+export const PAGE_WITH_STATUS = `SELECT ${COLUMNS} FROM pets WHERE status = $1 AND id > $2 ORDER BY id LIMIT $3`;
 
 type PetRow = { id: string; name: string; category_id: string; status: string };
 

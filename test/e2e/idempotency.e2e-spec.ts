@@ -1,38 +1,14 @@
 import { request as httpRequest } from 'node:http';
-import { DataSource } from 'typeorm';
-import { dataSourceOptions } from '../../src/infrastructure/database.js';
-import { openTestDatabase, type TestDatabase } from '../support/database.js';
 import { readPet } from '../support/http.js';
-import { authorized, json, startServer, type TestServer } from '../support/server.js';
-import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
-
-let database: TestDatabase;
-let proxy: TcpProxy;
-let viaProxy: DataSource;
-let server: TestServer;
+import { authorized, json, useService } from '../support/server.js';
 
 // Through a proxy, so that one test can make the database fail mid-way.
-beforeAll(async () => {
-  database = await openTestDatabase();
-  proxy = await startTcpProxy(database.url);
-  viaProxy = new DataSource(dataSourceOptions(proxy.url, database.schema));
-  await viaProxy.initialize();
-  server = await startServer(viaProxy);
-});
-afterAll(async () => {
-  await server?.close();
-  await viaProxy?.destroy();
-  await proxy?.close();
-  await database?.close();
-});
-beforeEach(async () => {
-  await database.reset();
-});
+const service = useService({ throughProxy: true });
 
 const OTHER_KEY = { Authorization: 'Bearer second-test-key-abcdefghijklmnop' };
 
 function create(body: unknown, idempotencyKey: string | null, headers: Record<string, string> = json, signal?: AbortSignal): Promise<Response> {
-  return fetch(`${server.url}/v1/pets`, {
+  return fetch(`${service.server.url}/v1/pets`, {
     method: 'POST',
     headers: { ...headers, 'Content-Type': 'application/json', ...(idempotencyKey === null ? {} : { 'Idempotency-Key': idempotencyKey }) },
     body: typeof body === 'string' ? body : JSON.stringify(body),
@@ -41,7 +17,7 @@ function create(body: unknown, idempotencyKey: string | null, headers: Record<st
 }
 
 async function petCount(): Promise<number> {
-  const [row] = await database.dataSource.query('SELECT count(*)::int AS n FROM pets');
+  const [row] = await service.database.dataSource.query('SELECT count(*)::int AS n FROM pets');
   return Number(row.n);
 }
 
@@ -107,9 +83,9 @@ describe('Idempotency-Key on POST /v1/pets', () => {
   });
 
   it('does not poison the key when the first attempt fails with 5xx', async () => {
-    await proxy.cut();
+    await service.proxy.cut();
     const failed = await create({ name: 'Rex', categoryId: 1 }, 'key-1');
-    await proxy.restore();
+    await service.proxy.restore();
 
     const retry = await create({ name: 'Rex', categoryId: 1 }, 'key-1');
 
@@ -127,7 +103,7 @@ describe('Idempotency-Key on POST /v1/pets', () => {
 
   it('forgets a key after 24 hours', async () => {
     await create({ name: 'Rex', categoryId: 1 }, 'key-1');
-    await database.dataSource.query(`UPDATE idempotency_keys SET created_at = now() - interval '25 hours', expires_at = now() - interval '1 hour'`);
+    await service.database.dataSource.query(`UPDATE idempotency_keys SET created_at = now() - interval '25 hours', expires_at = now() - interval '1 hour'`);
 
     const later = await create({ name: 'Rex', categoryId: 1 }, 'key-1');
 
@@ -149,13 +125,14 @@ describe('Idempotency-Key on POST /v1/pets', () => {
   });
 
   it('answers 400 for a header that is not ASCII', async () => {
-    const status = await new Promise<number>((resolve, reject) => {
-      const url = new URL(`${server.url}/v1/pets`);
+    const { status, body } = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const url = new URL(`${service.server.url}/v1/pets`);
       const request = httpRequest(
         { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { ...json, 'Idempotency-Key': Buffer.from('clé', 'utf8').toString('latin1') } },
         (response) => {
-          response.resume();
-          resolve(response.statusCode ?? 0);
+          let text = '';
+          response.on('data', (chunk: Buffer) => (text += chunk.toString()));
+          response.on('end', () => resolve({ status: response.statusCode ?? 0, body: text }));
         },
       );
       request.on('error', reject);
@@ -163,6 +140,8 @@ describe('Idempotency-Key on POST /v1/pets', () => {
     });
 
     expect(status).toBe(400);
+    expect(JSON.parse(body)).toEqual({ code: 'invalid_request', message: expect.stringContaining('Idempotency-Key'), status: 400 });
+    expect(await petCount()).toBe(0);
   });
 
   it('accepts 255 visible ASCII characters', async () => {
@@ -198,7 +177,7 @@ describe('Idempotency-Key on POST /v1/pets', () => {
       for (let i = worker; i < keys.length; i += 8) await createSafely(keys[i] ?? '');
     }));
 
-    const rows: { name: string; copies: number }[] = await database.dataSource.query('SELECT name, count(*)::int AS copies FROM pets GROUP BY name');
+    const rows: { name: string; copies: number }[] = await service.database.dataSource.query('SELECT name, count(*)::int AS copies FROM pets GROUP BY name');
     console.log(`idempotency loop: ${keys.length} keys, ${JSON.stringify(counts)}, ${rows.length} distinct pets in the database`);
     expect(rows).toHaveLength(keys.length);
     expect(rows.filter((row) => row.copies !== 1)).toEqual([]);

@@ -3,7 +3,8 @@ import { HttpMetrics } from '../../src/interface/http/metrics.js';
 import { ShutdownState } from '../../src/interface/http/shutdown-state.js';
 import { drain } from '../../src/shutdown.js';
 import { openTestDatabase, type TestDatabase } from '../support/database.js';
-import { authorized, json, startServer, TEST_API_KEY, type TestServer } from '../support/server.js';
+import { steadyLoad } from '../support/load.js';
+import { authorized, json, startServer, TEST_API_KEY } from '../support/server.js';
 
 let database: TestDatabase;
 
@@ -97,31 +98,12 @@ describe('GET /metrics', () => {
 describe('graceful shutdown', () => {
   it('lets accepted requests finish under steady load: 0 failed, then refuses new connections', async () => {
     const server = await startServer(database.dataSource);
-    const counts = { answered: 0, notAnswered: 0, failed: 0 };
-    let stopping = false;
-    // 16 clients sending creates and lists back to back over keep-alive connections, until the
-    // server stops taking them.
-    const clients = Array.from({ length: 16 }, async (_, client) => {
-      for (let i = 0; ; i++) {
-        const response = await (client % 2 === 0
-          ? fetch(`${server.url}/v1/pets`, { method: 'POST', headers: json, body: JSON.stringify({ name: `load ${client}-${i}`, categoryId: 1 }) })
-          : fetch(`${server.url}/v1/pets?limit=5`, { headers: authorized })
-        ).catch(() => null);
-        if (response === null) {
-          counts.notAnswered++;
-          if (stopping) return;
-          continue;
-        }
-        await response.arrayBuffer();
-        if (response.ok) counts.answered++;
-        else counts.failed++;
-      }
-    });
+    const load = steadyLoad(server.url, json);
     await new Promise((resolve) => setTimeout(resolve, 1000));
 
-    stopping = true;
+    load.stopping();
     const result = await drain(server.app, 10_000);
-    await Promise.all(clients);
+    const counts = await load.finished;
 
     // What the server itself counted: every request it accepted, by status (499: client gone).
     const accepted = (await server.app.get(HttpMetrics).registry.getSingleMetricAsString('http_requests_total'))

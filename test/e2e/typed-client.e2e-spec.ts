@@ -47,6 +47,6 @@ describe('a typed client generated from the document', () => {
 
   it('getPet: gets the typed 404 and 401 Error bodies', async () => {
     expect((await client().GET('/pets/{petId}', { params: { path: { petId: 424242 } } })).error?.code).toBe('not_found');
-    expect((await client('wrong').GET('/pets', {})).error?.code).toBe('unauthorized');
+    expect((await client('wrong').GET('/pets/{petId}', { params: { path: { petId: 1 } } })).error?.code).toBe('unauthorized');
   });
 });

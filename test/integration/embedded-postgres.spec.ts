@@ -1,10 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { startEmbeddedPostgres } from '../../src/infrastructure/embedded-postgres.js';
+import { findFreePort, startEmbeddedPostgres } from '../../src/infrastructure/embedded-postgres.js';
 
 // These tests always use the embedded server: they are about it, whatever DATABASE_URL says.
 let dataDir: string;
@@ -28,12 +27,7 @@ async function query(url: string, sql: string): Promise<unknown[]> {
 
 /** A Node process that starts postgres on the cluster and hangs; resolves once postgres is ready. */
 async function holdCluster(): Promise<ChildProcess> {
-  const port = await new Promise<number>((resolve) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0));
-    });
-  });
+  const port = await findFreePort();
   const child = spawn(process.execPath, [path.resolve('test/support/hold-embedded-postgres.mjs'), dataDir, String(port)], { stdio: ['ignore', 'pipe', 'inherit'] });
   await new Promise<void>((resolve, reject) => {
     child.stdout?.on('data', (chunk: Buffer) => chunk.toString().includes('ready') && resolve());

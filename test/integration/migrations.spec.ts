@@ -1,3 +1,5 @@
+import { readdir } from 'node:fs/promises';
+import { MIGRATIONS } from '../../src/infrastructure/database.js';
 import { openTestDatabase, type TestDatabase } from '../support/database.js';
 
 let database: TestDatabase;
@@ -27,7 +29,15 @@ describe('migrations', () => {
     expect(await tables()).toEqual(['api_keys', 'idempotency_keys', 'migrations', 'pets']);
   });
 
-  it('have nothing pending once applied', async () => {
+  it('are all registered: every file in src/infrastructure/migrations is in MIGRATIONS, in order', async () => {
+    const files = (await readdir('src/infrastructure/migrations')).filter((file) => file.endsWith('.ts')).sort();
+
+    expect(MIGRATIONS.map((migration) => migration.name)).toEqual(files.map((file) => `${pascalCase(file.replace(/^\d+-|\.ts$/g, ''))}${file.split('-')[0]}`));
     expect(await database.dataSource.showMigrations()).toBe(false);
   });
 });
+
+/** create-pets -> CreatePets: the class name a migration file is expected to export. */
+function pascalCase(kebab: string): string {
+  return kebab.replace(/(^|-)(\w)/g, (_match, _dash, letter: string) => letter.toUpperCase());
+}

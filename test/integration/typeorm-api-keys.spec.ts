@@ -21,7 +21,7 @@ beforeEach(async () => {
 const noCache = { seconds: 0, maxEntries: 10 };
 
 describe('TypeOrmApiKeys', () => {
-  it('issues random URL-safe keys of 256 bits that verify', async () => {
+  it('issues random URL-safe keys of 256 bits, identified by their SHA-256', async () => {
     const keys = new TypeOrmApiKeys(database.dataSource, [], noCache);
 
     const first = await keys.issue('ci');
@@ -29,8 +29,8 @@ describe('TypeOrmApiKeys', () => {
 
     expect(first.key).toMatch(/^psk_[A-Za-z0-9_-]{43}$/);
     expect(second.key).not.toBe(first.key);
-    expect(await keys.verify(first.key)).toBe(true);
-    expect(await keys.verify(`${first.key}x`)).toBe(false);
+    expect(await keys.identify(first.key)).toBe(createHash('sha256').update(first.key).digest('hex'));
+    expect(await keys.identify(`${first.key}x`)).toBeNull();
   });
 
   it('stores only the SHA-256 of a key, never the key', async () => {
@@ -61,7 +61,7 @@ describe('TypeOrmApiKeys', () => {
     const { id, key } = await keys.issue('ci');
 
     expect(await keys.revoke(id)).toBe('revoked');
-    expect(await keys.verify(key)).toBe(false);
+    expect(await keys.identify(key)).toBeNull();
     expect(await keys.revoke(id)).toBe('already_revoked');
     expect(await keys.revoke(999)).toBe('not_found');
   });
@@ -69,8 +69,8 @@ describe('TypeOrmApiKeys', () => {
   it('accepts the keys of API_KEYS beside stored ones', async () => {
     const keys = new TypeOrmApiKeys(database.dataSource, ['from-env-1', 'from-env-2'], noCache);
 
-    expect(await keys.verify('from-env-2')).toBe(true);
-    expect(await keys.verify('from-env-3')).toBe(false);
+    expect(await keys.identify('from-env-2')).not.toBeNull();
+    expect(await keys.identify('from-env-3')).toBeNull();
     expect(await keys.hasUsableKey()).toBe(true);
   });
 
@@ -92,12 +92,12 @@ describe('TypeOrmApiKeys', () => {
     try {
       const keys = new TypeOrmApiKeys(viaProxy, [], { seconds: 60, maxEntries: 10 });
       const { key } = await new TypeOrmApiKeys(database.dataSource, [], noCache).issue('ci');
-      expect(await keys.verify(key)).toBe(true);
+      expect(await keys.identify(key)).not.toBeNull();
 
       await proxy.cut();
 
-      expect(await keys.verify(key)).toBe(true);
-      await expect(keys.verify('never seen')).rejects.toBeInstanceOf(StoreUnavailableError);
+      expect(await keys.identify(key)).not.toBeNull();
+      await expect(keys.identify('never seen')).rejects.toBeInstanceOf(StoreUnavailableError);
     } finally {
       await viaProxy.destroy();
       await proxy.close();
@@ -108,27 +108,27 @@ describe('TypeOrmApiKeys', () => {
     const instanceA = new TypeOrmApiKeys(database.dataSource, [], { seconds: 1, maxEntries: 10 });
     const instanceB = new TypeOrmApiKeys(database.dataSource, [], { seconds: 1, maxEntries: 10 });
     const { id, key } = await instanceA.issue('ci');
-    expect(await instanceA.verify(key)).toBe(true);
+    expect(await instanceA.identify(key)).not.toBeNull();
 
     await instanceB.revoke(id);
     const revokedAt = Date.now();
-    while (await instanceA.verify(key)) await new Promise((resolve) => setTimeout(resolve, 50));
+    while ((await instanceA.identify(key)) !== null) await new Promise((resolve) => setTimeout(resolve, 50));
     const elapsed = Date.now() - revokedAt;
 
     expect(elapsed).toBeLessThanOrEqual(1100);
-    expect(await instanceB.verify(key)).toBe(false);
+    expect(await instanceB.identify(key)).toBeNull();
   });
 
   it('keeps at most maxEntries verdicts, so random keys cannot grow memory', async () => {
     const keys = new TypeOrmApiKeys(database.dataSource, [], { seconds: 60, maxEntries: 3 });
     const { key } = await keys.issue('ci');
-    await keys.verify(key);
+    await keys.identify(key);
 
     await database.dataSource.query('UPDATE api_keys SET revoked_at = now()'); // behind the cache's back
 
-    for (let i = 0; i < 10; i++) await keys.verify(`random-${i}`);
+    for (let i = 0; i < 10; i++) await keys.identify(`random-${i}`);
 
     // Its verdict was evicted, so the database is asked again and the revocation seen.
-    expect(await keys.verify(key)).toBe(false);
+    expect(await keys.identify(key)).toBeNull();
   });
 });

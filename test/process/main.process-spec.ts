@@ -1,7 +1,8 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { steadyLoad } from '../support/load.js';
 import { freePort } from '../support/server.js';
 
 // The built service as an operator runs it: `node dist/src/main.js` (npm run test:process builds it).
@@ -16,6 +17,16 @@ function outputOf(child: ChildProcess): { stdout: () => string; stderr: () => st
   child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   return { stdout: () => stdout, stderr: () => stderr, exit: new Promise((resolve) => child.once('exit', (code) => resolve(code))) };
+}
+
+/** Resolves once the service answers /readyz with 200. */
+async function readiness(port: number, output: ReturnType<typeof outputOf>): Promise<void> {
+  for (let tries = 0; ; tries++) {
+    const ready = await fetch(`http://127.0.0.1:${port}/readyz`).then((response) => response.status === 200, () => false);
+    if (ready) return;
+    if (tries > 300) throw new Error(`the service did not start:\n${output.stdout()}${output.stderr()}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }
 
 describe('the service process', () => {
@@ -39,38 +50,14 @@ describe('the service process', () => {
     const child = start({ PORT: String(port), DATA_DIR: dataDir, API_KEYS: 'process-test-key', HOST: '127.0.0.1', RATE_LIMIT: 'off' });
     const output = outputOf(child);
     try {
-      for (let tries = 0; ; tries++) {
-        const ready = await fetch(`http://127.0.0.1:${port}/readyz`).then((response) => response.status === 200, () => false);
-        if (ready) break;
-        if (tries > 300) throw new Error(`the service did not start:\n${output.stdout()}${output.stderr()}`);
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
+      await readiness(port, output);
 
-      // 16 clients creating and listing back to back, until the service stops taking connections.
-      const counts = { answered: 0, notAnswered: 0, failed: 0 };
-      let stopping = false;
-      const headers = { Authorization: 'Bearer process-test-key', 'Content-Type': 'application/json' };
-      const clients = Array.from({ length: 16 }, async (_, client) => {
-        for (let i = 0; ; i++) {
-          const response = await (client % 2 === 0
-            ? fetch(`http://127.0.0.1:${port}/v1/pets`, { method: 'POST', headers, body: JSON.stringify({ name: `load ${client}-${i}`, categoryId: 1 }) })
-            : fetch(`http://127.0.0.1:${port}/v1/pets?limit=5`, { headers })
-          ).catch(() => null);
-          if (response === null) {
-            counts.notAnswered++;
-            if (stopping) return;
-            continue;
-          }
-          await response.arrayBuffer();
-          if (response.ok) counts.answered++;
-          else counts.failed++;
-        }
-      });
+      const load = steadyLoad(`http://127.0.0.1:${port}`, { Authorization: 'Bearer process-test-key', 'Content-Type': 'application/json' });
       await new Promise((resolve) => setTimeout(resolve, 1500));
 
-      stopping = true;
+      load.stopping();
       child.kill('SIGTERM');
-      await Promise.all(clients);
+      const counts = await load.finished;
 
       expect(await output.exit).toBe(0);
       const lines = output.stdout().trim().split('\n').map((line) => JSON.parse(line));
@@ -86,6 +73,79 @@ describe('the service process', () => {
       expect(execFileSync('ps', ['-eo', 'args']).toString()).not.toContain(dataDir);
     } finally {
       child.kill('SIGKILL');
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('on a first start with no key anywhere issues one, prints it once, and stores it for the next start', async () => {
+    const dataDir = await mkdtemp(path.join(tmpdir(), 'petstore-first-run-'));
+    const port = await freePort();
+    const env = { PORT: String(port), DATA_DIR: dataDir, API_KEYS: '', HOST: '127.0.0.1' };
+    try {
+      const first = start(env);
+      const firstOutput = outputOf(first);
+      await readiness(port, firstOutput);
+      const key = /API key: (psk_[A-Za-z0-9_-]{43})/.exec(firstOutput.stdout())?.[1] ?? '';
+      expect((await fetch(`http://127.0.0.1:${port}/v1/pets`, { headers: { Authorization: `Bearer ${key}` } })).status).toBe(200);
+      first.kill('SIGTERM');
+      expect(await firstOutput.exit).toBe(0);
+
+      const second = start(env);
+      const secondOutput = outputOf(second);
+      await readiness(port, secondOutput);
+      const status = (await fetch(`http://127.0.0.1:${port}/v1/pets`, { headers: { Authorization: `Bearer ${key}` } })).status;
+      second.kill('SIGTERM');
+      await secondOutput.exit;
+
+      expect(key).not.toBe('');
+      expect(status).toBe(200);
+      expect(secondOutput.stdout()).not.toContain('API key:');
+      // The key appears once on stdout, never in a log line.
+      expect(firstOutput.stdout().split(key).length - 1).toBe(1);
+      expect(firstOutput.stdout().split('\n').filter((line) => line.startsWith('{') && line.includes(key))).toEqual([]);
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('npm run keys issues, lists and revokes keys on the embedded database of a running service', async () => {
+    const dataDir = await mkdtemp(path.join(tmpdir(), 'petstore-keys-'));
+    const port = await freePort();
+    const env = { PORT: String(port), DATA_DIR: dataDir, API_KEYS: 'process-test-key', API_KEY_CACHE_SECONDS: '1', HOST: '127.0.0.1' };
+    const service = start(env);
+    const output = outputOf(service);
+    const { DATABASE_URL: _unused, ...inherited } = process.env;
+    const keys = (...args: string[]) => spawnSync(process.execPath, ['dist/src/keys.js', ...args], { env: { ...inherited, ...env }, encoding: 'utf8' });
+    const list = () => fetch(`http://127.0.0.1:${port}/v1/pets`, { headers: { Authorization: `Bearer ${key}` } }).then((response) => response.status);
+    let key = '';
+    try {
+      await readiness(port, output);
+
+      const issued = keys('issue', '--label', 'from the cli');
+      key = issued.stdout.split('\n')[1] ?? '';
+      const listed = keys('list');
+      const statusWithKey = await list();
+      const revoked = keys('revoke', '1');
+      const revokedAt = Date.now();
+      while ((await list()) === 200 && Date.now() - revokedAt < 5000) await new Promise((resolve) => setTimeout(resolve, 50));
+      const refusedAfterMs = Date.now() - revokedAt;
+      const wrong = keys('revoke', 'one');
+
+      expect(issued.status).toBe(0);
+      expect(key).toMatch(/^psk_[A-Za-z0-9_-]{43}$/);
+      expect(statusWithKey).toBe(200);
+      expect(listed.stdout).toMatch(/^1\tfrom the cli\t\S+\t-$/m);
+      expect(listed.stdout).not.toContain(key);
+      expect(revoked.stdout.trim()).toBe('Revoked key 1.');
+      expect(await list()).toBe(401);
+      expect(refusedAfterMs).toBeLessThan(2000);
+      expect(wrong.status).toBe(2);
+      expect(wrong.stdout).toContain('Usage:');
+      // The running service kept its database: the tool attached to it rather than stopping it.
+      expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
+    } finally {
+      service.kill('SIGTERM');
+      await output.exit;
       await rm(dataDir, { recursive: true, force: true });
     }
   });

@@ -4,8 +4,9 @@ import { type ApiKeyInfo, ApiKeys, type IssuedApiKey, type RevokeResult } from '
 export class InMemoryApiKeys extends ApiKeys {
   private readonly keys: (ApiKeyInfo & { key: string })[] = [];
 
-  async verify(key: string): Promise<boolean> {
-    return this.keys.some((stored) => stored.key === key && stored.revokedAt === null);
+  async identify(key: string): Promise<string | null> {
+    const stored = this.keys.find((candidate) => candidate.key === key && candidate.revokedAt === null);
+    return stored === undefined ? null : `caller-${stored.id}`;
   }
 
   async issue(label: string): Promise<IssuedApiKey> {

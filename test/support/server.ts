@@ -1,9 +1,11 @@
-import { createServer } from 'node:net';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { DestinationStream } from 'pino';
-import type { DataSource } from 'typeorm';
+import { DataSource } from 'typeorm';
+import { dataSourceOptions } from '../../src/infrastructure/database.js';
 import { createApp } from '../../src/app.js';
+import { findFreePort } from '../../src/infrastructure/embedded-postgres.js';
 import { openTestDatabase, type TestDatabase } from './database.js';
+import { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
 import type { RateLimits } from '../../src/application/rate-limits.js';
 import { NoRateLimits } from '../../src/infrastructure/rate-limits.js';
 
@@ -41,35 +43,40 @@ export const authorized = { Authorization: `Bearer ${TEST_API_KEY}` };
 export const json = { ...authorized, 'Content-Type': 'application/json' };
 
 /** A port that was free a moment ago, for a server whose document must name its own address. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0));
-    });
-  });
-}
+export const freePort = findFreePort;
 
 /** What useService() gives a test file; filled in before its first test. */
 export class ServiceUnderTest {
   database!: TestDatabase;
   server!: TestServer;
+  /** With `throughProxy`: cut() takes the database away from the service, restore() brings it back. */
+  proxy!: TcpProxy;
 }
 
 /**
  * For one test file: a fresh database and the service on it, started before the first test and
- * closed after the last; the tables are emptied before each test.
+ * closed after the last; the tables are emptied before each test. `throughProxy` puts a TCP proxy
+ * the test controls between the service and PostgreSQL, so the database can "go away".
  */
-export function useService(options: Parameters<typeof startServer>[1] = {}): ServiceUnderTest {
+export function useService(options: Parameters<typeof startServer>[1] & { throughProxy?: boolean } = {}): ServiceUnderTest {
   const service = new ServiceUnderTest();
+  let serviceDataSource: DataSource | null = null;
   beforeAll(async () => {
     service.database = await openTestDatabase();
-    service.server = await startServer(service.database.dataSource, options);
+    serviceDataSource = service.database.dataSource;
+    if (options.throughProxy) {
+      service.proxy = await startTcpProxy(service.database.url);
+      serviceDataSource = new DataSource(dataSourceOptions(service.proxy.url, service.database.schema));
+      await serviceDataSource.initialize();
+    }
+    service.server = await startServer(serviceDataSource, options);
   });
   afterAll(async () => {
     await service.server?.close();
+    if (options.throughProxy) {
+      await serviceDataSource?.destroy();
+      await service.proxy?.close();
+    }
     await service.database?.close();
   });
   beforeEach(async () => {

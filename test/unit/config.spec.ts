@@ -25,18 +25,42 @@ describe('loadConfig', () => {
     });
   });
 
-  it('reads every variable', () => {
+  it('reads every variable of .env.example', () => {
     const config = loadConfig({
       PORT: '8080',
+      HOST: '127.0.0.1',
       DATABASE_URL: 'postgresql://u:p@db:5432/pets',
+      DATA_DIR: '/var/lib/petstore',
       API_KEYS: ' a , b,,',
-      RATE_LIMIT: 'off',
+      API_KEY_CACHE_SECONDS: '2',
+      RATE_LIMIT: 'on',
+      RATE_LIMIT_PER_MINUTE: '60',
+      AUTH_FAILURES_PER_MINUTE: '5',
+      REDIS_URL: 'redis://cache:6379',
+      PUBLIC_BASE_URL: 'https://pets.example/v1/',
+      STAGING_BASE_URL: 'https://staging.pets.example/v1',
+      CURSOR_SECRET: 'cursor-secret',
       LOG_LEVEL: 'DEBUG',
       LOG_FORMAT: 'pretty',
       SHUTDOWN_TIMEOUT_SECONDS: '30',
     });
 
-    expect(config).toMatchObject({ port: 8080, databaseUrl: 'postgresql://u:p@db:5432/pets', apiKeys: ['a', 'b'], rateLimit: null, log: { level: 'debug', pretty: true }, shutdownTimeoutSeconds: 30 });
+    expect(config).toEqual({
+      port: 8080,
+      host: '127.0.0.1',
+      databaseUrl: 'postgresql://u:p@db:5432/pets',
+      dataDir: '/var/lib/petstore',
+      apiKeys: ['a', 'b'],
+      apiKeyCacheSeconds: 2,
+      rateLimit: { perKeyPerMinute: 60, failedAuthenticationsPerMinute: 5 },
+      redisUrl: 'redis://cache:6379',
+      publicBaseUrl: 'https://pets.example/v1',
+      stagingBaseUrl: 'https://staging.pets.example/v1',
+      cursorSecret: 'cursor-secret',
+      log: { level: 'debug', pretty: true },
+      shutdownTimeoutSeconds: 30,
+    });
+    expect(loadConfig({ RATE_LIMIT: 'off' }).rateLimit).toBeNull();
   });
 
   it.each([

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { type CanActivate, type ExecutionContext, Injectable, SetMetadata } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
@@ -15,7 +14,7 @@ const REALM = 'Bearer realm="petstore"';
 
 const callers = new WeakMap<Request, string>();
 
-/** Who sent an authenticated request: the SHA-256 of its key (hex), never the key itself. */
+/** Who sent an authenticated request: the caller id ApiKeys gave for its key, never the key itself. */
 export function callerOf(request: Request): string {
   const caller = callers.get(request);
   if (caller === undefined) throw new Error('callerOf() on a request the bearer-key guard did not authenticate');
@@ -39,14 +38,14 @@ export class BearerKeyGuard implements CanActivate {
     if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [context.getHandler(), context.getClass()])) return true;
     const request = context.switchToHttp().getRequest<Request>();
     const key = bearerKey(request.headers.authorization);
-    if (key === null || !(await this.apiKeys.verify(key))) {
+    const caller = key === null ? null : await this.apiKeys.identify(key);
+    if (caller === null) {
       const wait = await this.rateLimits.hitFailedAuthentication(request.ip ?? request.socket.remoteAddress ?? 'unknown');
       if (wait !== null) throw tooManyRequests(wait, 'Too many failed authentications from this address');
       // RFC 6750 section 3: a challenge on every 401; error="invalid_token" only when a key was presented.
       if (key === null) throw new ApiError(401, 'Missing API key: send Authorization: Bearer <key>', { 'WWW-Authenticate': REALM });
       throw new ApiError(401, 'Invalid API key', { 'WWW-Authenticate': `${REALM}, error="invalid_token"` });
     }
-    const caller = createHash('sha256').update(key).digest('hex');
     const wait = await this.rateLimits.hitKey(caller);
     if (wait !== null) throw tooManyRequests(wait, 'Rate limit exceeded for this API key');
     callers.set(request, caller);

@@ -63,7 +63,6 @@ function clientErrorMessage(status: number, exception: unknown, request: { metho
     case 413:
       return `Request body exceeds the ${JSON_BODY_LIMIT / 1024} KiB limit`;
     case 415:
-      if (type === 'charset.unsupported') return 'Content-Type charset must be utf-8';
       if (type === 'encoding.unsupported') return 'Content-Encoding must be gzip, deflate, br or identity';
       return 'Content-Type must be application/json';
   }

@@ -29,27 +29,26 @@ export class IdempotencyInterceptor implements NestInterceptor {
     const request = http.getRequest<Request>();
     const response = http.getResponse<Response>();
     const key = request.headers[IDEMPOTENCY_KEY_HEADER.toLowerCase()];
-    // Nest applies @HttpCode when it sends the body, after this interceptor has it.
-    const successStatus = this.reflector.get<number | undefined>(HTTP_CODE_METADATA, context.getHandler()) ?? 200;
     if (key === undefined) return next.handle();
     if (typeof key !== 'string' || !VISIBLE_ASCII.test(key)) {
       throw new ApiError(400, `${IDEMPOTENCY_KEY_HEADER} header must be 1 to 255 visible ASCII characters, sent once`);
     }
+    // Nest applies @HttpCode when it sends the body, after this interceptor has it.
+    const successStatus = this.reflector.get<number | undefined>(HTTP_CODE_METADATA, context.getHandler()) ?? 200;
 
+    let fresh: unknown;
     return from(
       this.store
         .once({ caller: callerOf(request), key, fingerprint: fingerprintOf(request.body) }, async () => {
-          const body: unknown = await lastValueFrom(next.handle());
+          fresh = await lastValueFrom(next.handle());
           const location = response.getHeader('Location');
-          return { status: successStatus, body: JSON.stringify(body), location: typeof location === 'string' ? location : null };
+          return { status: successStatus, body: JSON.stringify(fresh), location: typeof location === 'string' ? location : null };
         })
-        .then(({ response: stored, replayed }) => {
-          if (replayed) {
-            response.status(stored.status).setHeader('Idempotent-Replayed', 'true');
-            if (stored.location !== null) response.setHeader('Location', stored.location);
-          }
-          const body: unknown = JSON.parse(stored.body);
-          return body;
+        .then(({ response: stored, replayed }): unknown => {
+          if (!replayed) return fresh;
+          response.status(stored.status).setHeader('Idempotent-Replayed', 'true');
+          if (stored.location !== null) response.setHeader('Location', stored.location);
+          return JSON.parse(stored.body);
         }),
     );
   }

@@ -46,7 +46,7 @@ describe('toErrorResponse', () => {
   it.each([
     [httpError(413, 'entity.too.large'), 413, 'payload_too_large', 'Request body exceeds the 16 KiB limit'],
     [httpError(400, 'entity.parse.failed', 'Unexpected token } in JSON at position 9'), 400, 'invalid_request', 'Request body is not valid JSON'],
-    [httpError(415, 'charset.unsupported'), 415, 'unsupported_media_type', 'Content-Type charset must be utf-8'],
+    [httpError(415, 'encoding.unsupported'), 415, 'unsupported_media_type', 'Content-Encoding must be gzip, deflate, br or identity'],
     [httpError(400, 'request.aborted'), 400, 'invalid_request', 'Request body was not received completely'],
     [new HttpException('Method Not Allowed', 405), 405, 'method_not_allowed', 'Invalid request'],
   ])('maps body-parser and framework errors: %s', (error, status, code, message) => {
