@@ -1,7 +1,5 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
-import { LoggerModule } from 'nestjs-pino';
-import type { Logger as PinoLogger } from 'pino';
 import { DataSource } from 'typeorm';
 import { ApiKeys } from './application/api-keys.js';
 import { CreatePet } from './application/create-pet.js';
@@ -31,21 +29,14 @@ export type AppOptions = {
   apiKeyCache?: ApiKeyCacheOptions;
   rateLimits: RateLimits;
   cursorSecret: string;
-  logger: PinoLogger;
 };
 
 /** The composition root: every port bound to its adapter, every use case built by hand, here and only here. */
 @Module({})
 export class AppModule {
-  static forRoot({ dataSource, environmentKeys, apiKeyCache, rateLimits, cursorSecret, logger }: AppOptions): DynamicModule {
+  static forRoot({ dataSource, environmentKeys, apiKeyCache, rateLimits, cursorSecret }: AppOptions): DynamicModule {
     return {
       module: AppModule,
-      imports: [
-        // Nest's own log lines through our pino logger. Request lines come from requestTelemetry
-        // (app.ts). useExisting: no pino-http middleware, which would build a child logger holding
-        // the request (headers included) for every request: ~10% of a list request in the profile.
-        LoggerModule.forRoot({ pinoHttp: { logger }, useExisting: true }),
-      ],
       controllers: [PetsController, HealthController, MetricsController],
       providers: [
         { provide: DataSource, useValue: dataSource },

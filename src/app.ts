@@ -3,10 +3,10 @@ import { NotFoundException } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { NextFunction, Request, Response } from 'express';
-import { Logger } from 'nestjs-pino';
 import { pino, type DestinationStream } from 'pino';
 import { AppModule, type AppOptions } from './app.module.js';
 import type { LogLevel } from './config.js';
+import { NestLogger } from './interface/nest-logger.js';
 import { announceGetPetDeprecation } from './interface/http/deprecation.js';
 import { answerClientError, answerWithError } from './interface/http/error.filter.js';
 import { HttpMetrics } from './interface/http/metrics.js';
@@ -14,7 +14,7 @@ import { buildOpenApiDocument, serveOpenApi } from './interface/http/openapi.js'
 import { requestTelemetry } from './interface/http/request-telemetry.js';
 import { ShutdownState } from './interface/http/shutdown-state.js';
 
-export type CreateAppOptions = Omit<AppOptions, 'logger'> & {
+export type CreateAppOptions = AppOptions & {
   servers: { production: string; staging: string };
   log?: { level: LogLevel; pretty?: boolean; destination?: DestinationStream };
 };
@@ -26,8 +26,8 @@ export type CreateAppOptions = Omit<AppOptions, 'logger'> & {
  */
 export async function createApp({ servers, log, ...options }: CreateAppOptions): Promise<NestExpressApplication> {
   const logger = createLogger(log ?? { level: 'info' });
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot({ ...options, logger }), { bodyParser: false, bufferLogs: true });
-  app.useLogger(app.get(Logger));
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(options), { bodyParser: false, bufferLogs: true });
+  app.useLogger(new NestLogger(logger));
   app.disable('x-powered-by');
   // Answers are Cache-Control: no-store; an ETag would only invite 304s that no client may use.
   app.set('etag', false);

@@ -1,0 +1,55 @@
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
+import { NestLogger } from '../../../src/interface/nest-logger.js';
+
+function capture(level: pino.Level = 'info'): { logger: NestLogger; lines: () => Array<Record<string, unknown>> } {
+  const written: string[] = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      written.push(chunk.toString());
+      done();
+    },
+  });
+  return {
+    logger: new NestLogger(pino({ level }, destination)),
+    lines: () => written.join('').trim().split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>),
+  };
+}
+
+describe('NestLogger', () => {
+  it("writes Nest's log(message, context) as one line with msg and context", () => {
+    const { logger, lines } = capture();
+    logger.log('Nest application successfully started', 'NestApplication');
+    expect(lines()).toEqual([expect.objectContaining({ level: 30, msg: 'Nest application successfully started', context: 'NestApplication' })]);
+  });
+
+  it('keeps the stack Nest passes to error(message, stack, context)', () => {
+    const { logger, lines } = capture();
+    logger.error('boom', 'Error: boom\n    at somewhere', 'ExceptionsHandler');
+    expect(lines()).toEqual([expect.objectContaining({ level: 50, msg: 'boom', context: 'ExceptionsHandler', err: { stack: 'Error: boom\n    at somewhere' } })]);
+  });
+
+  it('serialises an Error given as the message, with its stack', () => {
+    const { logger, lines } = capture();
+    logger.error(new Error('database gone'), 'Main');
+    const [line] = lines();
+    expect(line).toMatchObject({ level: 50, msg: 'database gone', context: 'Main', err: { message: 'database gone' } });
+    expect(String((line?.err as { stack?: string }).stack)).toContain('database gone');
+  });
+
+  it('maps verbose to trace and drops what the level filters out', () => {
+    const { logger, lines } = capture('warn');
+    logger.log('not written');
+    logger.debug?.('not written either');
+    logger.verbose?.('nor this');
+    logger.warn('written', 'Main');
+    expect(lines()).toEqual([expect.objectContaining({ level: 40, msg: 'written', context: 'Main' })]);
+  });
+
+  it('writes a message without a context as it is', () => {
+    const { logger, lines } = capture();
+    logger.log('plain');
+    expect(lines()).toEqual([expect.not.objectContaining({ context: expect.anything() })]);
+    expect(lines()[0]).toMatchObject({ msg: 'plain' });
+  });
+});
