@@ -61,10 +61,11 @@ export async function createApp({ servers, log, ...options }: CreateAppOptions):
 
 /**
  * JSON lines by default; LOG_FORMAT=pretty for people. Never given a request's headers or body.
- * Written to stdout asynchronously (sonic-boom, flushed at exit): a synchronous write per request
- * line was ~15% of a request in the profile.
+ * Written to stdout asynchronously (sonic-boom, flushed at exit), in writes of at least 4 KiB or
+ * once a second, whichever comes first: a synchronous write per request line was ~15% of a
+ * request in the profile, and an asynchronous write per line still ~4%.
  */
 function createLogger({ level, pretty, destination }: NonNullable<CreateAppOptions['log']>) {
   if (pretty) return pino({ level, transport: { target: 'pino-pretty', options: { colorize: false } } });
-  return pino({ level }, destination ?? pino.destination({ dest: 1, sync: false }));
+  return pino({ level }, destination ?? pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: 1000 }));
 }
