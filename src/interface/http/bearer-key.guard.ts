@@ -34,8 +34,17 @@ export class BearerKeyGuard implements CanActivate {
     private readonly reflector: Reflector,
   ) {}
 
+  /** Whether a route is @Public() never changes: looked up once per handler, not per request. */
+  private readonly publicHandlers = new WeakMap<object, boolean>();
+
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [context.getHandler(), context.getClass()])) return true;
+    const handler = context.getHandler();
+    let isPublic = this.publicHandlers.get(handler);
+    if (isPublic === undefined) {
+      isPublic = this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [handler, context.getClass()]) === true;
+      this.publicHandlers.set(handler, isPublic);
+    }
+    if (isPublic) return true;
     const request = context.switchToHttp().getRequest<Request>();
     const key = bearerKey(request.headers.authorization);
     const caller = key === null ? null : await this.apiKeys.identify(key);

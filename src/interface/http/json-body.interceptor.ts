@@ -2,7 +2,7 @@ import { type CallHandler, type ExecutionContext, Injectable, type NestIntercept
 import { isUtf8 } from 'node:buffer';
 import bodyParser from 'body-parser';
 import type { Request, Response } from 'express';
-import { from, type Observable, switchMap } from 'rxjs';
+import type { Observable } from 'rxjs';
 import { ApiError } from './api-error.js';
 
 export const JSON_BODY_LIMIT = 16 * 1024;
@@ -26,9 +26,11 @@ const parseJson = bodyParser.json({
  */
 @Injectable()
 export class JsonBodyInterceptor implements NestInterceptor {
-  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+  // A promise of the handler's Observable, which Nest accepts: no rxjs operators per request.
+  async intercept(context: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {
     const http = context.switchToHttp();
-    return from(readJsonObject(http.getRequest<Request>(), http.getResponse<Response>())).pipe(switchMap(() => next.handle()));
+    await readJsonObject(http.getRequest<Request>(), http.getResponse<Response>());
+    return next.handle();
   }
 }
 
