@@ -18,7 +18,7 @@ import { CursorCodec } from '../src/interface/http/cursor.js';
 import { printSummary, readCpuProfile, summariseProfile } from './cpuprofile.js';
 import { openBenchDatabase, seedPets } from './database.js';
 import { CONNECTIONS, comparisonScenarios, type Measurement, measure, pagingScenarios } from './scenarios.js';
-import { pinned, type Server, startServer } from './servers.js';
+import { pinLoadGenerator, pinned, type Server, startServer } from './servers.js';
 
 const API_KEY = 'bench-key-0123456789';
 const CURSOR_SECRET = 'bench-cursor-secret';
@@ -71,7 +71,12 @@ async function main(): Promise<void> {
   const machine = `node ${process.version}, ${cpus().length} x ${cpus()[0]?.model ?? 'unknown CPU'}`;
   console.log(machine);
   console.log(`database: ${database.description}`);
-  console.log(pinned ? 'servers pinned to CPU 0 (taskset -c 0); load generator and PostgreSQL not pinned' : 'no CPU pinning (taskset not available)');
+  const loadPinned = pinLoadGenerator();
+  console.log(
+    pinned
+      ? `servers pinned to CPU 0 (taskset -c 0); load generator ${loadPinned ? 'pinned to CPU 1' : 'not pinned'}; PostgreSQL not pinned`
+      : 'no CPU pinning (taskset not available)',
+  );
   console.log(`${CONNECTIONS} connections, ${seconds} s per run, ${warmupSeconds} s warm-up`);
   // Anything else busy on the machine skews the figures (ratios less so: the runs alternate).
   console.log(`load average before: ${loadavg().map((load) => load.toFixed(2)).join(' ')}`);
@@ -88,6 +93,7 @@ async function main(): Promise<void> {
     loadAverage: loadavg(),
     database: process.env.DATABASE_URL ? 'DATABASE_URL server' : 'embedded',
     pinned,
+    loadGeneratorPinned: loadPinned,
     connections: CONNECTIONS,
     seconds,
   };
