@@ -1,3 +1,4 @@
+import http from 'node:http';
 import autocannon from 'autocannon';
 import { type Server, watchProcess } from './servers.js';
 
@@ -86,4 +87,54 @@ export async function measure(server: Server, scenario: Scenario, seconds: numbe
   } finally {
     stopWatching();
   }
+}
+
+/**
+ * Latency of one request at a time, timed to the microsecond (autocannon's histogram counts whole
+ * milliseconds). Under 32 connections the server's CPU is the bottleneck and a page's latency is
+ * mostly queueing, the same for every page; alone, a request's latency shows what its query costs.
+ */
+export async function measureLatency(server: Server, scenario: Scenario, seconds: number): Promise<Measurement> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const stopWatching = watchProcess(server.pid);
+  const latenciesMs: number[] = [];
+  let failures = 0;
+  const deadline = performance.now() + seconds * 1000;
+  try {
+    while (performance.now() < deadline) {
+      const started = performance.now();
+      const status = await send(server.url, scenario, agent).catch(() => 0);
+      latenciesMs.push(performance.now() - started);
+      if (status !== scenario.status) failures++;
+    }
+    const usage = stopWatching();
+    server.assertRunning();
+    latenciesMs.sort((a, b) => a - b);
+    const at = (quantile: number): number => Math.round(1000 * (latenciesMs[Math.min(latenciesMs.length - 1, Math.floor(quantile * latenciesMs.length))] ?? 0)) / 1000;
+    return {
+      requestsPerSecond: latenciesMs.length / seconds,
+      p50Ms: at(0.5),
+      p99Ms: at(0.99),
+      maxRssMiB: usage.maxRssMiB,
+      cpuUsPerRequest: (1e6 * usage.cpuSeconds) / Math.max(latenciesMs.length, 1),
+      requests: latenciesMs.length,
+      failures,
+    };
+  } finally {
+    stopWatching();
+    agent.destroy();
+  }
+}
+
+function send(baseUrl: string, scenario: Scenario, agent: http.Agent): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const request = http.request(`${baseUrl}${scenario.nextPath?.() ?? scenario.path}`, { method: scenario.method, headers: scenario.headers, agent, timeout: 10_000 }, (response) => {
+      response.resume(); // the body is read and dropped: its transfer is part of the latency
+      response.once('end', () => resolve(response.statusCode ?? 0));
+      response.once('error', reject);
+    });
+    request.once('timeout', () => request.destroy(new Error('timed out')));
+    request.once('error', reject);
+    request.end(scenario.body);
+  });
 }
