@@ -19,6 +19,7 @@ import { CursorCodec } from './interface/http/cursor.js';
 import { ErrorFilter } from './interface/http/error.filter.js';
 import { HealthController } from './interface/http/health.controller.js';
 import { HttpMetrics, MetricsController } from './interface/http/metrics.js';
+import { IdempotentResponses } from './interface/http/idempotent-responses.js';
 import { ShutdownState } from './interface/http/shutdown-state.js';
 import { PetsController } from './interface/http/pets.controller.js';
 
@@ -52,6 +53,7 @@ export class AppModule {
         { provide: ListPets, useFactory: (pets: PetRepository) => new ListPets(pets), inject: [PetRepository] },
         { provide: CreatePet, useFactory: (pets: PetRepository) => new CreatePet(pets), inject: [PetRepository] },
         { provide: GetPet, useFactory: (pets: PetRepository) => new GetPet(pets), inject: [PetRepository] },
+        IdempotentResponses,
         { provide: APP_GUARD, useClass: BearerKeyGuard },
         { provide: APP_FILTER, useClass: ErrorFilter },
       ],

@@ -21,7 +21,7 @@ export type CreateAppOptions = AppOptions & {
 
 /**
  * The single HTTP-stack setup, used by main.ts and by the e2e tests so they cannot drift:
- * /v1 prefix, no global body parser (JSON is read after authentication, see JsonBodyInterceptor),
+ * /v1 prefix, no global body parser (JSON is read after authentication, see JsonBodyGuard),
  * logs and metrics for every request, OpenAPI document and Swagger UI.
  */
 export async function createApp({ servers, log, ...options }: CreateAppOptions): Promise<NestExpressApplication> {

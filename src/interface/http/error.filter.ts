@@ -4,7 +4,7 @@ import type { Request, Response } from 'express';
 import { IdempotencyConflictError, IdempotencyKeyReusedError } from '../../application/idempotency-store.js';
 import { InvalidPetError, PetNotFoundError, StoreUnavailableError } from '../../domain/errors.js';
 import { ApiError, ERROR_CODES, type ErrorCode, type ErrorResponse } from './api-error.js';
-import { JSON_BODY_LIMIT } from './json-body.interceptor.js';
+import { JSON_BODY_LIMIT } from './json-body.guard.js';
 import { requestIdOf } from './request-telemetry.js';
 
 /** Seconds a client should wait before retrying when the database does not answer. */

@@ -2,7 +2,7 @@ import { applyDecorators, type INestApplication } from '@nestjs/common';
 import { ApiBody, ApiExtraModels, ApiHeader, ApiOperation, ApiParam, ApiResponse, DocumentBuilder, getSchemaPath, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { ERROR_CODES, type ErrorStatus, ErrorResponse } from './api-error.js';
 import { GET_PET_DEPRECATION, GET_PET_SUNSET } from './deprecation.js';
-import { JSON_BODY_LIMIT } from './json-body.interceptor.js';
+import { JSON_BODY_LIMIT } from './json-body.guard.js';
 import { NewPetRequest, PetResponse } from './pet.dto.js';
 
 type HeaderObject = { description: string; required: boolean; schema: { type: 'string' } };

@@ -1,14 +1,14 @@
-import { All, Body, Controller, Get, HttpCode, Param, Post, Query, Res, UseInterceptors } from '@nestjs/common';
+import { All, Body, Controller, Get, HttpCode, Param, Post, Query, Req, Res, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiExcludeEndpoint, ApiTags } from '@nestjs/swagger';
-import type { Response } from 'express';
+import type { Request, Response } from 'express';
 import { CreatePet } from '../../application/create-pet.js';
 import { GetPet } from '../../application/get-pet.js';
 import { ListPets, PAGE_LIMIT } from '../../application/list-pets.js';
 import { MAX_PET_ID } from '../../domain/pet.js';
 import { ApiError } from './api-error.js';
 import { CursorCodec } from './cursor.js';
-import { IdempotencyInterceptor } from './idempotency.interceptor.js';
-import { JsonBodyInterceptor } from './json-body.interceptor.js';
+import { IdempotentResponses } from './idempotent-responses.js';
+import { JsonBodyGuard } from './json-body.guard.js';
 import { CreatePetDocs, GetPetDocs, ListPetsDocs } from './openapi.js';
 import { ListPetsQuery, NewPetRequest, parseListPetsQuery, type PetResponse, toPetResponse } from './pet.dto.js';
 import { bodyValidation } from './validation.js';
@@ -22,6 +22,7 @@ export class PetsController {
     private readonly createPet: CreatePet,
     private readonly getPet: GetPet,
     private readonly cursors: CursorCodec,
+    private readonly idempotency: IdempotentResponses,
   ) {}
 
   @Get()
@@ -39,14 +40,17 @@ export class PetsController {
     return page.pets.map(toPetResponse);
   }
 
+  /** The body is read by JsonBodyGuard (after the bearer-key guard) and checked by bodyValidation before this runs. */
   @Post()
   @HttpCode(201)
-  @UseInterceptors(JsonBodyInterceptor, IdempotencyInterceptor)
+  @UseGuards(JsonBodyGuard)
   @CreatePetDocs()
-  async create(@Body(bodyValidation) body: NewPetRequest, @Res({ passthrough: true }) response: Response): Promise<PetResponse> {
-    const pet = await this.createPet.execute({ name: body.name, categoryId: body.categoryId, status: body.status });
-    response.location(`/v1/pets/${pet.id}`);
-    return toPetResponse(pet);
+  async create(@Body(bodyValidation) body: NewPetRequest, @Req() request: Request, @Res({ passthrough: true }) response: Response): Promise<PetResponse> {
+    return this.idempotency.once(request, response, 201, async () => {
+      const pet = await this.createPet.execute({ name: body.name, categoryId: body.categoryId, status: body.status });
+      response.location(`/v1/pets/${pet.id}`);
+      return toPetResponse(pet);
+    });
   }
 
   /** Deprecated; Sunset and Deprecation headers are set by announceGetPetDeprecation (see app.ts). */
