@@ -3,7 +3,7 @@
  * then keyset paging over a million pets. Figures, never assertions: ratios are what compare
  * across machines.
  *
- *   BENCH_DURATION=5 (s per run)  BENCH_WARMUP=3  BENCH_QUICK=1 (skip paging)  DATABASE_URL=...
+ *   BENCH_DURATION=5 (s per run)  BENCH_ROUNDS=3  BENCH_WARMUP=3  BENCH_QUICK=1 (skip paging)  DATABASE_URL=...
  *   npm run bench -- --paging     only the paging figures (or BENCH_PAGING=1)
  *   npm run bench -- --profile    CPU profiles (ours, then the baseline) under the list and 401 scenarios,
  *                                 written to BENCH_PROFILE_DIR (default /tmp/prof) and summarised
@@ -26,12 +26,13 @@ const SERVICE = fileURLToPath(new URL('../src/main.js', import.meta.url));
 const BASELINE = fileURLToPath(new URL('./express-baseline.js', import.meta.url));
 const RESULTS_DIR = fileURLToPath(new URL('../../bench/results/', import.meta.url));
 
-const ROUNDS = 2;
 const PETS = 10_000;
 const PAGING_PETS = 1_000_000;
 // BENCH_PROFILE="create,get by id" profiles other scenarios.
 const PROFILED = process.env.BENCH_PROFILE?.split(',') ?? ['list limit=20', 'no key (401)'];
 const seconds = numberFromEnv('BENCH_DURATION', 5);
+// Rounds alternate ours and the baseline; three keep one noisy round from deciding a ratio.
+const ROUNDS = Math.max(1, Math.round(numberFromEnv('BENCH_ROUNDS', 3)));
 const warmupSeconds = numberFromEnv('BENCH_WARMUP', 3);
 const pagingSeconds = numberFromEnv('BENCH_PAGING_DURATION', 5);
 const profileSeconds = numberFromEnv('BENCH_PROFILE_DURATION', 10);
@@ -62,7 +63,7 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
   process.once(signal, () => abort(`received ${signal}`));
 }
 // Every load run, plus ten minutes for start-ups, seeding a million rows and shutdowns.
-const loadSeconds = 10 * (ROUNDS * seconds + warmupSeconds) + 3 * (pagingSeconds + warmupSeconds) + 2 * (profileSeconds + warmupSeconds + 1);
+const loadSeconds = 10 * (ROUNDS * seconds + warmupSeconds) + 3 * (ROUNDS * pagingSeconds + warmupSeconds) + 2 * (profileSeconds + warmupSeconds + 1);
 setTimeout(() => abort('time limit reached'), (loadSeconds + 600) * 1000).unref();
 
 async function main(): Promise<void> {
@@ -262,7 +263,7 @@ function printTable(header: string[], rows: string[][]): void {
 
 function numberFromEnv(name: string, fallback: number): number {
   const value = Number(process.env[name] ?? fallback);
-  if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a number of seconds, got "${process.env[name]}"`);
+  if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a non-negative number, got "${process.env[name]}"`);
   return value;
 }
 
