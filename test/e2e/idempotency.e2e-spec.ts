@@ -95,6 +95,16 @@ describe('Idempotency-Key on POST /v1/pets', () => {
     expect(await petCount()).toBe(1);
   });
 
+  it('checks the body first: an invalid body is a 400 even with a key already used', async () => {
+    await create({ name: 'Rex', categoryId: 1 }, 'key-1');
+
+    const invalid = await create({ name: '', categoryId: 1 }, 'key-1');
+
+    expect(invalid.status).toBe(400);
+    expect(await invalid.json()).toMatchObject({ code: 'invalid_request', message: expect.stringContaining('name') });
+    expect(await petCount()).toBe(1);
+  });
+
   it('does not keep a 400: the same key works once the body is fixed', async () => {
     expect((await create({ name: '', categoryId: 1 }, 'key-1')).status).toBe(400);
 
