@@ -4,7 +4,8 @@ import type { PetRepository } from '../domain/pet-repository.js';
 export class CreatePet {
   constructor(private readonly pets: PetRepository) {}
 
-  async execute(input: NewPetInput): Promise<Pet> {
-    return this.pets.add(newPet(input));
+  /** `pets` is the repository to write through: an idempotent create passes its transaction's. */
+  async execute(input: NewPetInput, pets: PetRepository = this.pets): Promise<Pet> {
+    return pets.add(newPet(input));
   }
 }

@@ -1,3 +1,5 @@
+import type { PetRepository } from '../domain/pet-repository.js';
+
 /** Who sent the request (a digest of its API key, never the key) and the Idempotency-Key it sent. */
 export type IdempotentRequest = { caller: string; key: string; fingerprint: string };
 
@@ -23,10 +25,11 @@ export class IdempotencyKeyReusedError extends Error {
 }
 
 /**
- * Runs a create at most once per (caller, key) within the retention period. `create` runs in the
- * same transaction as the record of its response: both are kept, or neither (a failure leaves
- * the key free for a retry). Throws IdempotencyConflictError or IdempotencyKeyReusedError.
+ * Runs a create at most once per (caller, key) within the retention period. `create` is given the
+ * pets of the store's transaction, which also writes the record of its response: both are kept,
+ * or neither (a failure leaves the key free for a retry). Throws IdempotencyConflictError or
+ * IdempotencyKeyReusedError.
  */
 export abstract class IdempotencyStore {
-  abstract once(request: IdempotentRequest, create: () => Promise<StoredResponse>): Promise<IdempotentOutcome>;
+  abstract once(request: IdempotentRequest, create: (pets: PetRepository) => Promise<StoredResponse>): Promise<IdempotentOutcome>;
 }

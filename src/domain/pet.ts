@@ -34,8 +34,9 @@ export function nameProblems(name: unknown): string[] {
   if (typeof name !== 'string') return ['name must be a string'];
   // Blank: JavaScript's \s (which has U+FEFF) or Unicode's White_Space (which has U+0085).
   if (!/[^\s\p{White_Space}]/u.test(name)) return ['name must contain at least one non-whitespace character'];
-  // Counted in code points, as PostgreSQL counts varchar(255).
-  if ([...name].length > PET_NAME_MAX_LENGTH) {
+  // Counted in code points, as PostgreSQL counts varchar(255); a name of at most 255 UTF-16 units
+  // cannot have more code points, so only longer ones are counted.
+  if (name.length > PET_NAME_MAX_LENGTH && [...name].length > PET_NAME_MAX_LENGTH) {
     return [`name must be at most ${PET_NAME_MAX_LENGTH} characters long`];
   }
   // PostgreSQL text cannot hold NUL, and a lone surrogate would be stored as U+FFFD: refuse

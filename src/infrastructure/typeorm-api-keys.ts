@@ -91,6 +91,8 @@ export class TypeOrmApiKeys extends ApiKeys {
   }
 
   private remember(id: string, valid: boolean): void {
+    // Re-inserted, so that a key in use moves to the end and is not the first evicted.
+    this.verdicts.delete(id);
     if (this.verdicts.size >= this.cache.maxEntries) {
       // Maps iterate in insertion order: drop the oldest verdict.
       const oldest = this.verdicts.keys().next();

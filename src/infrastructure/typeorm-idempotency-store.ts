@@ -7,8 +7,9 @@ import {
   IdempotencyStore,
   type StoredResponse,
 } from '../application/idempotency-store.js';
+import type { PetRepository } from '../domain/pet-repository.js';
 import { translateStoreErrors } from './store-errors.js';
-import { runInTransaction } from './transaction-context.js';
+import { TypeOrmPetRepository } from './typeorm-pet-repository.js';
 
 /** How long a response is kept for retries (the decisions: 24 hours). */
 export const IDEMPOTENCY_RETENTION_SECONDS = 24 * 60 * 60;
@@ -23,9 +24,9 @@ export class TypeOrmIdempotencyStore extends IdempotencyStore {
     super();
   }
 
-  async once(request: IdempotentRequest, create: () => Promise<StoredResponse>): Promise<IdempotentOutcome> {
+  async once(request: IdempotentRequest, create: (pets: PetRepository) => Promise<StoredResponse>): Promise<IdempotentOutcome> {
     try {
-      return await translateStoreErrors(() => this.inTransaction(request, () => create().catch((error: unknown) => Promise.reject(new CreateFailed(error)))));
+      return await translateStoreErrors(() => this.inTransaction(request, (pets) => create(pets).catch((error: unknown) => Promise.reject(new CreateFailed(error)))));
     } catch (error) {
       // The create's own failure (invalid pet, outage already translated, ...) goes out unchanged.
       if (error instanceof CreateFailed) throw error.failure;
@@ -33,7 +34,7 @@ export class TypeOrmIdempotencyStore extends IdempotencyStore {
     }
   }
 
-  private inTransaction(request: IdempotentRequest, create: () => Promise<StoredResponse>): Promise<IdempotentOutcome> {
+  private inTransaction(request: IdempotentRequest, create: (pets: PetRepository) => Promise<StoredResponse>): Promise<IdempotentOutcome> {
     return this.dataSource.transaction(async (manager) => {
       // A transaction-scoped lock on (caller, key): a second request while the first is in
       // flight gets 409 at once instead of queueing behind it. Released by COMMIT or ROLLBACK.
@@ -51,7 +52,10 @@ export class TypeOrmIdempotencyStore extends IdempotencyStore {
         return { replayed: true, response: { status: previous.response_status, body: previous.response_body, location: previous.response_location } };
       }
 
-      const response = await runInTransaction(manager, create);
+      // The pets written through this repository commit or roll back with the record. Passed in,
+      // not found through an AsyncLocalStorage: on Node 20 one in use turns on promise hooks for
+      // every promise of every request from then on.
+      const response = await create(new TypeOrmPetRepository(manager));
       // Expired rows go as new ones arrive (at most 100 at a time, more than the one added),
       // so the table stays bounded with no scheduled job. The expired row for this key, if
       // any, is among them or is replaced by the upsert.

@@ -1,15 +1,14 @@
-import type { DataSource } from 'typeorm';
+import type { EntityManager } from 'typeorm';
 import type { NewPet, Pet } from '../domain/pet.js';
 import { PetRepository, type PetListQuery } from '../domain/pet-repository.js';
 import { isPetStatus } from '../domain/pet-status.js';
 import { translateStoreErrors } from './store-errors.js';
-import { managerFor } from './transaction-context.js';
 
 // Fixed SQL through TypeORM's connection: the profile showed TypeORM's query builder rebuilding
 // the same statements and hydrating entities on every call (~15% of a list request). The table
 // and its columns are defined by the migrations.
 const COLUMNS = 'id, name, category_id, status';
-const INSERT = `INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3) RETURNING ${COLUMNS}`;
+export const INSERT = `INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3) RETURNING ${COLUMNS}`;
 const BY_ID = `SELECT ${COLUMNS} FROM pets WHERE id = $1`;
 // Keyset paging: "id > last seen" walks the (status, id) index or the primary key, so a deep page
 // costs the same as the first one (OFFSET would read every skipped row).
@@ -18,8 +17,11 @@ export const PAGE_WITH_STATUS = `SELECT ${COLUMNS} FROM pets WHERE status = $1 A
 
 type PetRow = { id: string; name: string; category_id: string; status: string };
 
+/** Where the statements run: the DataSource (its pool), or the EntityManager of a transaction. */
+export type Queryable = Pick<EntityManager, 'query'>;
+
 export class TypeOrmPetRepository extends PetRepository {
-  constructor(private readonly dataSource: DataSource) {
+  constructor(private readonly database: Queryable) {
     super();
   }
 
@@ -39,10 +41,9 @@ export class TypeOrmPetRepository extends PetRepository {
     return status === undefined ? this.query(PAGE, [afterId, limit]) : this.query(PAGE_WITH_STATUS, [status, afterId, limit]);
   }
 
-  /** Joins the surrounding transaction when there is one (an idempotent create). */
   private query(sql: string, parameters: unknown[]): Promise<Pet[]> {
     return translateStoreErrors(async () => {
-      const rows: unknown = await managerFor(this.dataSource.manager).query(sql, parameters);
+      const rows: unknown = await this.database.query(sql, parameters);
       if (!Array.isArray(rows)) throw new Error('pets query returned no rows array');
       return rows.map(toPet);
     });

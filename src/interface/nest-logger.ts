@@ -40,17 +40,25 @@ export class NestLogger implements LoggerService {
 
   private write(level: Level, message: unknown, params: unknown[]): void {
     if (!this.logger.isLevelEnabled(level)) return;
-    // The last string parameter is the context (the class that logs); a string before it, on
-    // error(), is a stack trace.
-    const context = typeof params.at(-1) === 'string' ? String(params.pop()) : undefined;
-    const stack = params.find((param): param is string => typeof param === 'string');
-    const fields: Record<string, unknown> = context === undefined ? {} : { context };
-    if (message instanceof Error) {
-      this.logger[level]({ ...fields, err: message }, message.message);
-    } else if (typeof message === 'string') {
-      this.logger[level](stack === undefined ? fields : { ...fields, err: { stack } }, message);
-    } else {
-      this.logger[level]({ ...fields, value: message }, 'log');
-    }
+    // Nest passes (message, context) or, on error(), (message, stack, context). As Nest's own
+    // ConsoleLogger does, a last string that looks like a stack trace is the stack, not a context.
+    const last = params.at(-1);
+    const context = typeof last === 'string' && !isStack(last) ? last : undefined;
+    const rest = context === undefined ? params : params.slice(0, -1);
+    const stack = rest.find((param): param is string => typeof param === 'string' && isStack(param));
+    const error = message instanceof Error ? message : rest.find((param): param is Error => param instanceof Error);
+    const others = rest.filter((param) => param !== undefined && param !== stack && param !== error);
+    const fields: Record<string, unknown> = {
+      ...(context === undefined ? {} : { context }),
+      ...(error !== undefined ? { err: error } : stack !== undefined ? { err: { stack } } : {}),
+      ...(others.length > 0 ? { params: others } : {}),
+      ...(typeof message === 'string' || message instanceof Error ? {} : { value: message }),
+    };
+    const text = typeof message === 'string' ? message : message instanceof Error ? message.message : 'log';
+    this.logger[level](fields, text);
   }
+}
+
+function isStack(text: string): boolean {
+  return /\n\s+at /.test(text);
 }

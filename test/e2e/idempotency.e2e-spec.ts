@@ -99,10 +99,24 @@ describe('Idempotency-Key on POST /v1/pets', () => {
     await create({ name: 'Rex', categoryId: 1 }, 'key-1');
 
     const invalid = await create({ name: '', categoryId: 1 }, 'key-1');
+    const retry = await create({ name: 'Rex', categoryId: 1 }, 'key-1');
 
     expect(invalid.status).toBe(400);
     expect(await invalid.json()).toMatchObject({ code: 'invalid_request', message: expect.stringContaining('name') });
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get('idempotent-replayed')).toBe('true');
     expect(await petCount()).toBe(1);
+  });
+
+  it('opens no transaction for an invalid body: with the database cut off, it is still a 400', async () => {
+    await service.proxy.cut();
+    try {
+      const invalid = await create({ name: '', categoryId: 1 }, 'key-1');
+
+      expect(invalid.status).toBe(400);
+    } finally {
+      await service.proxy.restore();
+    }
   });
 
   it('does not keep a 400: the same key works once the body is fixed', async () => {

@@ -53,6 +53,20 @@ describe('logs', () => {
     }
   });
 
+  it("write Nest's own start-up lines as JSON with their context, through the same logger", async () => {
+    const log = logCapture();
+    const server = await startServer(database.dataSource, { log: log.stream });
+    await server.close();
+
+    expect(log.lines()).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ level: 30, context: 'InstanceLoader', msg: expect.stringContaining('AppModule dependencies initialized') }),
+        expect.objectContaining({ level: 30, context: 'RouterExplorer', msg: expect.stringContaining('{/v1/pets, POST}') }),
+        expect.objectContaining({ level: 30, context: 'NestApplication', msg: 'Nest application successfully started' }),
+      ]),
+    );
+  });
+
   it('echo a sane X-Request-Id and replace one that is not', async () => {
     const server = await startServer(database.dataSource);
     try {

@@ -1,17 +1,15 @@
 import { IdempotencyConflictError, IdempotencyKeyReusedError, type StoredResponse } from '../../src/application/idempotency-store.js';
 import { TypeOrmIdempotencyStore } from '../../src/infrastructure/typeorm-idempotency-store.js';
-import { TypeOrmPetRepository } from '../../src/infrastructure/typeorm-pet-repository.js';
+import type { PetRepository } from '../../src/domain/pet-repository.js';
 import { openTestDatabase, type TestDatabase } from '../support/database.js';
 import { aNewPet } from '../support/pets.js';
 
 let database: TestDatabase;
 let store: TypeOrmIdempotencyStore;
-let pets: TypeOrmPetRepository;
 
 beforeAll(async () => {
   database = await openTestDatabase();
   store = new TypeOrmIdempotencyStore(database.dataSource);
-  pets = new TypeOrmPetRepository(database.dataSource);
 });
 afterAll(async () => {
   await database.close();
@@ -22,9 +20,9 @@ beforeEach(async () => {
 
 const request = { caller: 'caller-a', key: 'key-1', fingerprint: 'body-1' };
 
-/** The create the service runs: store a pet, answer 201 with it. */
-async function createPet(name = 'Rex'): Promise<StoredResponse> {
-  const pet = await pets.add(aNewPet({ name }));
+/** The create the service runs: store a pet through the repository it is given, answer 201 with it. */
+async function createPet(into: PetRepository, name = 'Rex'): Promise<StoredResponse> {
+  const pet = await into.add(aNewPet({ name }));
   return { status: 201, body: JSON.stringify(pet), location: `/v1/pets/${pet.id}` };
 }
 
@@ -35,8 +33,8 @@ async function count(table: 'pets' | 'idempotency_keys'): Promise<number> {
 
 describe('TypeOrmIdempotencyStore', () => {
   it('runs the create once and replays its response for the same key and body', async () => {
-    const first = await store.once(request, () => createPet());
-    const second = await store.once(request, () => createPet('never stored'));
+    const first = await store.once(request, (tx) => createPet(tx));
+    const second = await store.once(request, (tx) => createPet(tx, 'never stored'));
 
     expect(first.replayed).toBe(false);
     expect(second).toEqual({ replayed: true, response: first.response });
@@ -44,15 +42,15 @@ describe('TypeOrmIdempotencyStore', () => {
   });
 
   it('refuses the same key with a different body', async () => {
-    await store.once(request, () => createPet());
+    await store.once(request, (tx) => createPet(tx));
 
-    await expect(store.once({ ...request, fingerprint: 'body-2' }, () => createPet())).rejects.toBeInstanceOf(IdempotencyKeyReusedError);
+    await expect(store.once({ ...request, fingerprint: 'body-2' }, (tx) => createPet(tx))).rejects.toBeInstanceOf(IdempotencyKeyReusedError);
     expect(await count('pets')).toBe(1);
   });
 
   it('keeps keys apart per caller', async () => {
-    await store.once(request, () => createPet('a'));
-    const other = await store.once({ ...request, caller: 'caller-b' }, () => createPet('b'));
+    await store.once(request, (tx) => createPet(tx, 'a'));
+    const other = await store.once({ ...request, caller: 'caller-b' }, (tx) => createPet(tx, 'b'));
 
     expect(other.replayed).toBe(false);
     expect(await count('pets')).toBe(2);
@@ -60,13 +58,13 @@ describe('TypeOrmIdempotencyStore', () => {
 
   it('answers IdempotencyConflictError while the first request is still in flight', async () => {
     let finish: () => void = () => undefined;
-    const inFlight = store.once(request, async () => {
+    const inFlight = store.once(request, async (tx) => {
       await new Promise<void>((resolve) => (finish = resolve));
-      return createPet();
+      return createPet(tx);
     });
     await new Promise((resolve) => setTimeout(resolve, 100));
 
-    await expect(store.once(request, () => createPet())).rejects.toBeInstanceOf(IdempotencyConflictError);
+    await expect(store.once(request, (tx) => createPet(tx))).rejects.toBeInstanceOf(IdempotencyConflictError);
 
     finish();
     await expect(inFlight).resolves.toMatchObject({ replayed: false });
@@ -75,15 +73,15 @@ describe('TypeOrmIdempotencyStore', () => {
 
   it('writes the pet and its record in one transaction: a failure after the pet keeps neither, and frees the key', async () => {
     await expect(
-      store.once(request, async () => {
-        await createPet('lost');
+      store.once(request, async (tx) => {
+        await createPet(tx, 'lost');
         throw new Error('crash between the pet and its record');
       }),
     ).rejects.toThrow('crash between the pet and its record');
 
     expect(await count('pets')).toBe(0);
     expect(await count('idempotency_keys')).toBe(0);
-    await expect(store.once(request, () => createPet())).resolves.toMatchObject({ replayed: false });
+    await expect(store.once(request, (tx) => createPet(tx))).resolves.toMatchObject({ replayed: false });
     expect(await count('pets')).toBe(1);
   });
 
@@ -94,11 +92,11 @@ describe('TypeOrmIdempotencyStore', () => {
   });
 
   it('forgets a key after the retention period, and sweeps expired rows as new ones arrive', async () => {
-    await store.once(request, () => createPet('first'));
-    await store.once({ ...request, key: 'key-2' }, () => createPet('other'));
+    await store.once(request, (tx) => createPet(tx, 'first'));
+    await store.once({ ...request, key: 'key-2' }, (tx) => createPet(tx, 'other'));
     await database.dataSource.query(`UPDATE idempotency_keys SET expires_at = now() - interval '1 second'`);
 
-    const again = await store.once(request, () => createPet('second'));
+    const again = await store.once(request, (tx) => createPet(tx, 'second'));
 
     expect(again.replayed).toBe(false);
     expect(await count('pets')).toBe(3);
@@ -106,7 +104,7 @@ describe('TypeOrmIdempotencyStore', () => {
   });
 
   it('keeps a response for 24 hours', async () => {
-    await store.once(request, () => createPet());
+    await store.once(request, (tx) => createPet(tx));
 
     const [row] = await database.dataSource.query(`SELECT extract(epoch FROM expires_at - created_at)::int AS seconds FROM idempotency_keys`);
     expect(row.seconds).toBe(24 * 60 * 60);

@@ -75,6 +75,12 @@ function clientErrorMessage(status: number, exception: unknown, request: { metho
 
 const logger = new Logger('ErrorFilter');
 
+/**
+ * Set before the failure, they no longer describe the Error body: a static file's type, range or
+ * validators, or the Location of a pet whose transaction then failed.
+ */
+const STALE_HEADERS = ['Content-Type', 'Content-Range', 'Content-Disposition', 'ETag', 'Last-Modified', 'Location'];
+
 /** Writes the Error body for any failure. Used by the filter and, outside /v1, by app.ts. */
 export function answerWithError(exception: unknown, request: Request, response: Response): void {
   const { body, headers } = toErrorResponse(exception, request);
@@ -88,8 +94,7 @@ export function answerWithError(exception: unknown, request: Request, response: 
     response.end();
     return;
   }
-  // Whatever was being sent (a static file's type, range or validators) no longer describes this body.
-  for (const stale of ['Content-Type', 'Content-Range', 'Content-Disposition', 'ETag', 'Last-Modified']) response.removeHeader(stale);
+  for (const stale of STALE_HEADERS) response.removeHeader(stale);
   response.status(body.status).set(headers).json(body);
 }
 

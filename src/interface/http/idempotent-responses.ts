@@ -1,11 +1,13 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { IdempotencyStore } from '../../application/idempotency-store.js';
+import type { PetRepository } from '../../domain/pet-repository.js';
 import { ApiError } from './api-error.js';
 import { callerOf } from './bearer-key.guard.js';
 
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
+const HEADER_NAME = IDEMPOTENCY_KEY_HEADER.toLowerCase();
 const VISIBLE_ASCII = /^[\x21-\x7e]{1,255}$/;
 
 /**
@@ -24,17 +26,18 @@ export class IdempotentResponses {
 
   /**
    * Runs `create` (which answers `status`) once per Idempotency-Key, or at once without the header.
+   * With a key, `create` is given the pets of the transaction that also stores its answer.
    * A replay sets the stored status and Location and resolves to the stored body.
    */
-  async once<T>(request: Request, response: Response, status: number, create: () => Promise<T>): Promise<T> {
-    const key = request.headers[IDEMPOTENCY_KEY_HEADER.toLowerCase()];
+  async once<T>(request: Request, response: Response, status: number, create: (pets?: PetRepository) => Promise<T>): Promise<T> {
+    const key = request.headers[HEADER_NAME];
     if (key === undefined) return create();
     if (typeof key !== 'string' || !VISIBLE_ASCII.test(key)) {
       throw new ApiError(400, `${IDEMPOTENCY_KEY_HEADER} header must be 1 to 255 visible ASCII characters, sent once`);
     }
     let fresh: T | undefined;
-    const { response: stored, replayed } = await this.store.once({ caller: callerOf(request), key, fingerprint: fingerprintOf(request.body) }, async () => {
-      fresh = await create();
+    const { response: stored, replayed } = await this.store.once({ caller: callerOf(request), key, fingerprint: fingerprintOf(request.body) }, async (pets) => {
+      fresh = await create(pets);
       const location = response.getHeader('Location');
       return { status, body: JSON.stringify(fresh), location: typeof location === 'string' ? location : null };
     });
@@ -48,7 +51,7 @@ export class IdempotentResponses {
 
 /** SHA-256 of the body with object keys sorted: the same JSON object matches however it was laid out. */
 function fingerprintOf(body: unknown): string {
-  return createHash('sha256').update(JSON.stringify(body, (_key, value: unknown) => sortKeys(value))).digest('hex');
+  return hash('sha256', JSON.stringify(body, (_key, value: unknown) => sortKeys(value)), 'hex');
 }
 
 function sortKeys(value: unknown): unknown {

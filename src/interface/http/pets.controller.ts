@@ -46,8 +46,8 @@ export class PetsController {
   @UseGuards(JsonBodyGuard)
   @CreatePetDocs()
   async create(@Body(bodyValidation) body: NewPetRequest, @Req() request: Request, @Res({ passthrough: true }) response: Response): Promise<PetResponse> {
-    return this.idempotency.once(request, response, 201, async () => {
-      const pet = await this.createPet.execute({ name: body.name, categoryId: body.categoryId, status: body.status });
+    return this.idempotency.once(request, response, 201, async (pets) => {
+      const pet = await this.createPet.execute({ name: body.name, categoryId: body.categoryId, status: body.status }, pets);
       response.location(`/v1/pets/${pet.id}`);
       return toPetResponse(pet);
     });

@@ -37,13 +37,44 @@ describe('NestLogger', () => {
     expect(String((line?.err as { stack?: string }).stack)).toContain('database gone');
   });
 
-  it('maps verbose to trace and drops what the level filters out', () => {
+  it('maps debug to debug and verbose to trace', () => {
+    const { logger, lines } = capture('trace');
+    logger.debug?.('d', 'C');
+    logger.verbose?.('v', 'C');
+    expect(lines().map((line) => [line.level, line.msg])).toEqual([
+      [20, 'd'],
+      [10, 'v'],
+    ]);
+  });
+
+  it('drops what the level filters out', () => {
     const { logger, lines } = capture('warn');
     logger.log('not written');
     logger.debug?.('not written either');
-    logger.verbose?.('nor this');
     logger.warn('written', 'Main');
     expect(lines()).toEqual([expect.objectContaining({ level: 40, msg: 'written', context: 'Main' })]);
+  });
+
+  it('takes a stack trace given without a context for the stack, not the context', () => {
+    const { logger, lines } = capture();
+    logger.error('boom', 'Error: boom\n    at somewhere');
+    const [line] = lines();
+    expect(line).toMatchObject({ msg: 'boom', err: { stack: 'Error: boom\n    at somewhere' } });
+    expect(line).not.toHaveProperty('context');
+  });
+
+  it('keeps an Error given after the message, and any other parameters', () => {
+    const { logger, lines } = capture();
+    logger.error('query failed', new Error('socket hang up'), { attempt: 2 }, 'Store');
+    expect(lines()).toEqual([
+      expect.objectContaining({ msg: 'query failed', context: 'Store', err: expect.objectContaining({ message: 'socket hang up' }), params: [{ attempt: 2 }] }),
+    ]);
+  });
+
+  it('writes a message that is not a string as a value', () => {
+    const { logger, lines } = capture();
+    logger.log({ routes: 3 }, 'RouterExplorer');
+    expect(lines()).toEqual([expect.objectContaining({ msg: 'log', context: 'RouterExplorer', value: { routes: 3 } })]);
   });
 
   it('writes a message without a context as it is', () => {
