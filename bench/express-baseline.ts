@@ -1,7 +1,9 @@
 /**
  * The yardstick: listPets, createPet and getPet in plain Express 5 + pg, with the service's auth,
- * validation (the same domain rule functions), error bodies, headers and keyset paging, and no
- * framework layers. Env: PORT, HOST, DATABASE_URL, API_KEYS, CURSOR_SECRET.
+ * validation (the same domain rule functions), SQL (the repository's statements), error bodies,
+ * contract headers (nosniff, no-store, no ETag, Sunset/Deprecation) and keyset paging, and no
+ * framework layers. What it does not have: the service's request log line, metrics and request
+ * id. Env: PORT, HOST, DATABASE_URL, API_KEYS, CURSOR_SECRET.
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import express, { type NextFunction, type Request, type Response } from 'express';
@@ -9,6 +11,7 @@ import pg from 'pg';
 import { PAGE_LIMIT } from '../src/application/list-pets.js';
 import { categoryIdProblems, MAX_PET_ID, nameProblems, type Pet, statusProblems } from '../src/domain/pet.js';
 import { isPetStatus, type PetStatus } from '../src/domain/pet-status.js';
+import { INSERT, PAGE, PAGE_WITH_STATUS } from '../src/infrastructure/typeorm-pet-repository.js';
 
 const pool = new pg.Pool({
   connectionString: process.env.DATABASE_URL,
@@ -46,6 +49,15 @@ type PetRow = { id: string; name: string; category_id: string; status: PetStatus
 
 const app = express();
 app.disable('x-powered-by');
+app.set('etag', false); // as the service: answers are no-store, a validator would only invite 304s
+app.use((_request, response, next) => {
+  response.setHeader('X-Content-Type-Options', 'nosniff');
+  next();
+});
+app.use('/v1', (_request, response, next) => {
+  response.setHeader('Cache-Control', 'no-store');
+  next();
+});
 app.get('/healthz', (_request, response) => void response.json({ status: 'ok' }));
 app.get('/v1/pets', authenticate, listPets);
 // Parsed after authentication, as in the service: a caller without a key learns nothing about its body.
@@ -103,15 +115,10 @@ async function listPets(request: Request, response: Response): Promise<void> {
   const status = isPetStatus(statusText) ? statusText : undefined;
   const afterId = typeof cursor === 'string' ? decodeCursor(cursor, status) : undefined;
 
-  const conditions: string[] = [];
-  const values: Array<string | number> = [];
-  if (status) conditions.push(`status = $${values.push(status)}`);
-  if (afterId) conditions.push(`id > $${values.push(afterId)}`);
-  const where = conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';
-  const { rows } = await pool.query<PetRow>(
-    `SELECT id, name, category_id, status FROM pets ${where} ORDER BY id LIMIT $${values.push(limit + 1)}`,
-    values,
-  );
+  // One row more than the page tells whether another page follows.
+  const { rows } = status
+    ? await pool.query<PetRow>(PAGE_WITH_STATUS, [status, afterId ?? 0, limit + 1])
+    : await pool.query<PetRow>(PAGE, [afterId ?? 0, limit + 1]);
   const pets = rows.slice(0, limit).map(toPet);
   const last = pets.at(-1);
   if (rows.length > limit && last) {
@@ -138,13 +145,11 @@ async function createPet(request: Request, response: Response): Promise<void> {
     throw new HttpError(400, `Invalid request body: ${problems.join('; ')}`);
   }
   const pet = { name, categoryId, status: isPetStatus(status) ? status : 'available' };
-  const { rows } = await pool.query<{ id: string }>('INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3) RETURNING id', [
-    pet.name,
-    pet.categoryId,
-    pet.status,
-  ]);
-  const id = Number(rows[0]?.id);
-  response.status(201).location(`/v1/pets/${id}`).json({ id, ...pet });
+  const { rows } = await pool.query<PetRow>(INSERT, [pet.name, pet.categoryId, pet.status]);
+  const row = rows[0];
+  if (row === undefined) throw new Error('INSERT INTO pets returned no row');
+  const created = toPet(row);
+  response.status(201).location(`/v1/pets/${created.id}`).json(created);
 }
 
 async function getPet(request: Request, response: Response): Promise<void> {

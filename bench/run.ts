@@ -46,11 +46,17 @@ const withPaging = mode === 'paging' || (mode === 'compare' && process.env.BENCH
 type Run = Measurement & { scenario: string; server: string; round: number };
 
 // Everything started is stopped once, last first, whether the run ends, fails, times out or is interrupted.
+// One clean-up, shared: an abort during the normal end must not close the database under a
+// service still stopping.
 const cleanups: Array<() => Promise<void>> = [];
-async function cleanUp(): Promise<void> {
-  for (let step = cleanups.pop(); step; step = cleanups.pop()) {
-    await step().catch((error: unknown) => console.error('bench: clean-up step failed:', error));
-  }
+let cleaning: Promise<void> | undefined;
+function cleanUp(): Promise<void> {
+  cleaning ??= (async () => {
+    for (let step = cleanups.pop(); step; step = cleanups.pop()) {
+      await step().catch((error: unknown) => console.error('bench: clean-up step failed:', error));
+    }
+  })();
+  return cleaning;
 }
 function abort(reason: string): void {
   console.error(`\nbench: ${reason}; stopping everything`);
@@ -161,6 +167,10 @@ function printComparison(runs: Run[]): Record<string, { requestsPerSecond: numbe
       cpuPerRequest: ours.cpuUsPerRequest / base.cpuUsPerRequest,
     };
     ratios[scenario] = ratio;
+    // A server that answers wrongly can answer fast: its ratio means nothing.
+    if (ours.failures > 0 || base.failures > 0) {
+      console.warn(`  ${scenario}: ${ours.failures} failures (ours), ${base.failures} (baseline): its ratios are not comparable`);
+    }
     const figures = [ours.requestsPerSecond, base.requestsPerSecond, ratio.requestsPerSecond, ours.p99Ms, base.p99Ms, ratio.p99, ours.cpuUsPerRequest, base.cpuUsPerRequest, ratio.cpuPerRequest];
     return [scenario, ...figures.map((figure) => figure.toFixed(figure < 10 ? 2 : 0))];
   });
