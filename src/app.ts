@@ -9,6 +9,7 @@ import type { LogLevel } from './config.js';
 import { NestLogger } from './interface/nest-logger.js';
 import { announceGetPetDeprecation } from './interface/http/deprecation.js';
 import { answerClientError, answerWithError } from './interface/http/error.filter.js';
+import { PetStoreExpressAdapter } from './interface/http/express-adapter.js';
 import { HttpMetrics } from './interface/http/metrics.js';
 import { buildOpenApiDocument, serveOpenApi } from './interface/http/openapi.js';
 import { requestTelemetry } from './interface/http/request-telemetry.js';
@@ -26,7 +27,7 @@ export type CreateAppOptions = AppOptions & {
  */
 export async function createApp({ servers, log, ...options }: CreateAppOptions): Promise<NestExpressApplication> {
   const logger = createLogger(log ?? { level: 'info' });
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(options), { bodyParser: false, bufferLogs: true });
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(options), new PetStoreExpressAdapter(), { bodyParser: false, bufferLogs: true });
   app.useLogger(new NestLogger(logger));
   app.disable('x-powered-by');
   // Answers are Cache-Control: no-store; an ETag would only invite 304s that no client may use.

@@ -150,3 +150,20 @@ describe('graceful shutdown', () => {
     }
   });
 });
+
+describe('the HTTP server', () => {
+  it("hands Express requests that already have Express's prototype (see PetStoreExpressAdapter)", async () => {
+    const server = await startServer(database.dataSource);
+    try {
+      const express = server.app.getHttpAdapter().getInstance() as { request: object };
+      const arrived: object[] = [];
+      server.app.getHttpServer().prependListener('request', (request: object) => arrived.push(Object.getPrototypeOf(request) as object));
+
+      expect((await fetch(`${server.url}/v1/pets`, { headers: authorized })).status).toBe(200);
+      expect(arrived).toHaveLength(1);
+      expect(arrived[0]).toBe(express.request);
+    } finally {
+      await server.close();
+    }
+  });
+});
