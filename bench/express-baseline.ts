@@ -3,15 +3,17 @@
  * validation (the same domain rule functions), SQL (the repository's statements), error bodies,
  * contract headers (nosniff, no-store, no ETag, Sunset/Deprecation) and keyset paging, and no
  * framework layers. What it does not have: the service's request log line, metrics and request
- * id. Env: PORT, HOST, DATABASE_URL, API_KEYS, CURSOR_SECRET.
+ * id. Env: PORT, HOST, DATABASE_URL, API_KEYS, CURSOR_SECRET, BASELINE_PREBUILT_PROTOTYPES.
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import http from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import pg from 'pg';
 import { PAGE_LIMIT } from '../src/application/list-pets.js';
 import { categoryIdProblems, MAX_PET_ID, nameProblems, type Pet, statusProblems } from '../src/domain/pet.js';
 import { isPetStatus, type PetStatus } from '../src/domain/pet-status.js';
 import { INSERT, PAGE, PAGE_WITH_STATUS } from '../src/infrastructure/typeorm-pet-repository.js';
+import { prebuiltPrototypes } from '../src/interface/http/express-prototypes.js';
 
 const pool = new pg.Pool({
   connectionString: process.env.DATABASE_URL,
@@ -74,7 +76,10 @@ app.use(() => {
 });
 app.use(answerWithError);
 
-const server = app.listen(Number(process.env.PORT ?? 3001), process.env.HOST ?? '127.0.0.1');
+// Stock Express, as anyone would write it. BASELINE_PREBUILT_PROTOTYPES=1 gives it the service's
+// server change (PetStoreExpressAdapter), to show what is left of the difference without it.
+const serverOptions = process.env.BASELINE_PREBUILT_PROTOTYPES === '1' ? prebuiltPrototypes(app) : {};
+const server = http.createServer(serverOptions, app).listen(Number(process.env.PORT ?? 3001), process.env.HOST ?? '127.0.0.1');
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => server.close(() => void pool.end().finally(() => process.exit(0))));
 }

@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { NestApplicationOptions } from '@nestjs/common';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import express from 'express';
+import { prebuiltPrototypes } from './express-prototypes.js';
 
 /**
  * Nest's Express adapter, with one change: its HTTP server builds each request and response with
@@ -29,18 +30,4 @@ export class PetStoreExpressAdapter extends ExpressAdapter {
     const app = this.getInstance<express.Express>();
     this.httpServer = http.createServer(prebuiltPrototypes(app), app);
   }
-}
-
-/**
- * Request and response classes whose instances start with Express's prototypes (which keep
- * Node's in their chain), and makes them the prototypes Express sets.
- */
-function prebuiltPrototypes(app: express.Express): http.ServerOptions {
-  class ExpressRequest extends http.IncomingMessage {}
-  class ExpressResponse extends http.ServerResponse {}
-  Object.setPrototypeOf(ExpressRequest.prototype, app.request);
-  Object.setPrototypeOf(ExpressResponse.prototype, app.response);
-  app.request = ExpressRequest.prototype as express.Request;
-  app.response = ExpressResponse.prototype as express.Response;
-  return { IncomingMessage: ExpressRequest, ServerResponse: ExpressResponse as typeof http.ServerResponse };
 }
