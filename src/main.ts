@@ -1,3 +1,4 @@
+import './v8-tuning.js'; // first: before anything else is loaded
 import { randomBytes } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import { createApp } from './app.js';
