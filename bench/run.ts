@@ -4,11 +4,13 @@
  * across machines.
  *
  *   BENCH_DURATION=5 (s per run)  BENCH_ROUNDS=3  BENCH_WARMUP=3  BENCH_QUICK=1 (skip paging)  DATABASE_URL=...
+ *   BASELINE_PREBUILT_PROTOTYPES=1  the baseline gets the service's Express server change too
  *   npm run bench -- --paging     only the paging figures (or BENCH_PAGING=1)
  *   npm run bench -- --profile    CPU profiles (ours, then the baseline) under the list and 401 scenarios,
  *                                 written to BENCH_PROFILE_DIR (default /tmp/prof) and summarised
  */
 import 'reflect-metadata'; // cursor.ts's module graph carries Swagger decorators.
+import { readFileSync } from 'node:fs';
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
@@ -23,6 +25,7 @@ import { pinLoadGenerator, pinned, type Server, startServer } from './servers.js
 const API_KEY = 'bench-key-0123456789';
 const CURSOR_SECRET = 'bench-cursor-secret';
 const SERVICE = fileURLToPath(new URL('../src/main.js', import.meta.url));
+const SERVICE_NODE_FLAGS = startProdNodeFlags();
 const BASELINE = fileURLToPath(new URL('./express-baseline.js', import.meta.url));
 const RESULTS_DIR = fileURLToPath(new URL('../../bench/results/', import.meta.url));
 
@@ -85,6 +88,7 @@ async function main(): Promise<void> {
       : 'no CPU pinning (taskset not available)',
   );
   console.log(`${CONNECTIONS} connections, ${seconds} s per run, ${warmupSeconds} s warm-up`);
+  console.log(`service started as npm run start:prod starts it: node ${SERVICE_NODE_FLAGS.join(' ')}; the baseline with Node's defaults`);
   // Anything else busy on the machine skews the figures (ratios less so: the runs alternate).
   console.log(`load average before: ${loadavg().map((load) => load.toFixed(2)).join(' ')}`);
   // The baseline has no rate limits, and 32 connections on one key would trip ours.
@@ -93,7 +97,7 @@ async function main(): Promise<void> {
 
   if (mode === 'profile') return profile(env, database.url);
 
-  const ours = await start('ours', SERVICE, env); // runs the migrations: seeding needs its tables
+  const ours = await start('ours', SERVICE, env, SERVICE_NODE_FLAGS); // runs the migrations: seeding needs its tables
   const report: Record<string, unknown> = {
     date: new Date().toISOString(),
     machine,
@@ -103,9 +107,10 @@ async function main(): Promise<void> {
     loadGeneratorPinned: loadPinned,
     connections: CONNECTIONS,
     seconds,
+    serviceNodeFlags: SERVICE_NODE_FLAGS,
   };
   if (mode === 'compare') {
-    const baseline = await start('baseline', BASELINE, env);
+    const baseline = await start('baseline', BASELINE, { ...env, BASELINE_PREBUILT_PROTOTYPES: process.env.BASELINE_PREBUILT_PROTOTYPES ?? '' });
     await seedPets(database.url, PETS);
     const runs = await compare(ours, baseline);
     report.runs = runs;
@@ -219,14 +224,17 @@ async function paging(ours: Server, databaseUrl: string): Promise<Record<string,
  */
 async function profile(env: Record<string, string>, databaseUrl: string): Promise<void> {
   const dir = process.env.BENCH_PROFILE_DIR ?? '/tmp/prof';
-  const migrating = await start('ours', SERVICE, env);
+  const migrating = await start('ours', SERVICE, env, SERVICE_NODE_FLAGS);
   await seedPets(databaseUrl, PETS);
   await migrating.stop();
   const scenarios = comparisonScenarios(API_KEY, PETS).filter((scenario) => PROFILED.includes(scenario.name));
   for (const scenario of scenarios) {
-    for (const { name, script } of [{ name: 'ours', script: SERVICE }, { name: 'baseline', script: BASELINE }]) {
+    for (const { name, script, flags } of [
+      { name: 'ours', script: SERVICE, flags: SERVICE_NODE_FLAGS },
+      { name: 'baseline', script: BASELINE, flags: [] },
+    ]) {
       const file = `${name}-${scenario.name.replace(/\W+/g, '-')}-${Date.now()}.cpuprofile`;
-      const server = await start(name, script, env, ['--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu-prof-name=${file}`]);
+      const server = await start(name, script, env, [...flags, '--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu-prof-name=${file}`]);
       await measure(server, scenario, Math.max(warmupSeconds, 1));
       const from = Number(process.hrtime.bigint() / 1000n);
       const run = await measure(server, scenario, profileSeconds);
@@ -239,6 +247,18 @@ async function profile(env: Record<string, string>, databaseUrl: string): Promis
       printSummary(summary, name === 'ours' ? 20 : 10);
     }
   }
+}
+
+/**
+ * The service runs with the Node flags `npm run start:prod` gives it (its heap sizes), read from
+ * package.json so the two cannot drift. The baseline runs with Node's defaults.
+ */
+function startProdNodeFlags(): string[] {
+  const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { scripts: Record<string, string> };
+  const [node, ...words] = (manifest.scripts['start:prod'] ?? '').split(/\s+/);
+  const script = words.indexOf('dist/src/main.js');
+  if (node !== 'node' || script < 0) throw new Error('package.json: start:prod is not `node [flags] dist/src/main.js`');
+  return words.slice(0, script);
 }
 
 /** Means over rounds; RSS is the largest seen, requests and failures are totals. */
