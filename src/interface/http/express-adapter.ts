@@ -10,11 +10,11 @@ import { prebuiltPrototypes } from './express-prototypes.js';
  *
  * Express re-parents every request and response with `Object.setPrototypeOf` (application.js,
  * `app.handle`). On Node 20 (V8 11.3) that call is expensive, and it keeps what each request
- * allocates alive past two young-generation collections: about 10 KB a request is promoted and
+ * allocates alive past two young-generation collections: about 12 KB a request is promoted and
  * left for full collections. That grew the old generation to four times the live heap (RSS over
- * 240 MiB under load), and a one-route Express app answered 7,500 requests/s instead of 37,000
- * (figures in the README). Built with the right prototype, the object is left as it is: V8
- * ignores a setPrototypeOf to the prototype it already has. Node 24 shows neither cost.
+ * 240 MiB under load), and a one-route Express app answered 7,300 requests/s instead of
+ * 26,000-37,000 (see "Memory" in the README). Built with the right prototype, the object is left
+ * as it is: V8 ignores a setPrototypeOf to the prototype it already has. Node 24 shows neither cost.
  */
 export class PetStoreExpressAdapter extends ExpressAdapter {
   constructor() {
