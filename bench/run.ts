@@ -255,9 +255,9 @@ async function profile(env: Record<string, string>, databaseUrl: string): Promis
  */
 function startProdNodeFlags(): string[] {
   const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { scripts: Record<string, string> };
-  const [node, ...words] = (manifest.scripts['start:prod'] ?? '').split(/\s+/);
+  const [exec, node, ...words] = (manifest.scripts['start:prod'] ?? '').split(/\s+/);
   const script = words.indexOf('dist/src/main.js');
-  if (node !== 'node' || script < 0) throw new Error('package.json: start:prod is not `node [flags] dist/src/main.js`');
+  if (exec !== 'exec' || node !== 'node' || script < 0) throw new Error('package.json: start:prod is not `exec node [flags] dist/src/main.js`');
   return words.slice(0, script);
 }
 

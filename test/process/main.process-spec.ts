@@ -77,6 +77,31 @@ describe('the service process', () => {
     }
   });
 
+  it('under npm run start:prod gets the SIGTERM sent to npm: it drains, stops its embedded PostgreSQL, and npm exits 0', async () => {
+    const dataDir = await mkdtemp(path.join(tmpdir(), 'petstore-process-'));
+    const port = await freePort();
+    const { DATABASE_URL: _unused, ...inherited } = process.env;
+    // What a container running `npm run start:prod` gets from `docker stop`: the signal goes to npm only.
+    const npm = spawn('npm', ['run', 'start:prod'], {
+      env: { ...inherited, PORT: String(port), DATA_DIR: dataDir, API_KEYS: 'process-test-key', HOST: '127.0.0.1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const output = outputOf(npm);
+    try {
+      await readiness(port, output);
+
+      npm.kill('SIGTERM');
+
+      expect(await output.exit).toBe(0);
+      const messages = output.stdout().split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line).msg);
+      expect(messages).toEqual(expect.arrayContaining(['SIGTERM: draining, at most 10 s', expect.stringMatching(/^stopped: drained in \d+ ms$/)]));
+      expect(execFileSync('ps', ['-eo', 'args']).toString()).not.toContain(dataDir);
+    } finally {
+      npm.kill('SIGKILL');
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+
   it('on a first start with no key anywhere issues one, prints it once, and stores it for the next start', async () => {
     const dataDir = await mkdtemp(path.join(tmpdir(), 'petstore-first-run-'));
     const port = await freePort();
