@@ -1,5 +1,6 @@
-import { type ArgumentMetadata, ValidationPipe, type ValidationError } from '@nestjs/common';
-import { getMetadataStorage, ValidateBy } from 'class-validator';
+import type { ArgumentMetadata, PipeTransform } from '@nestjs/common';
+import { plainToInstance } from 'class-transformer';
+import { getMetadataStorage, ValidateBy, validateSync } from 'class-validator';
 import { ApiError } from './api-error.js';
 
 /** Applies a domain rule (a function listing problems) as a class-validator decorator: the rules live once, in the domain. */
@@ -13,46 +14,30 @@ export function SatisfiesRule(problems: (value: unknown) => string[]): PropertyD
   });
 }
 
-/** Carries the problems from class-validator to the pipe, which writes the one 400. */
-class FieldProblems extends Error {
-  constructor(readonly problems: string[]) {
-    super(problems.join('; '));
-  }
-}
-
-const common = {
-  whitelist: true,
-  transform: true,
-  // "5" stays a string and fails the integer rule: no implicit conversion.
-  transformOptions: { enableImplicitConversion: false },
-  validationError: { target: false, value: false },
-  exceptionFactory: (errors: ValidationError[]) =>
-    new FieldProblems(errors.flatMap((error) => Object.values(error.constraints ?? {}))),
-} as const;
-
 /**
  * One 400 whose message names every offending field, a property the DTO does not
  * define (a typo such as categoryID, or id) is one of them. The unknown keys are found here from
  * the raw object: class-validator's whitelist lets through keys named like Object.prototype
  * members (constructor, toString, __proto__, ...).
+ *
+ * class-transformer and class-validator are called directly, and synchronously, rather than
+ * through Nest's ValidationPipe: on a flat object already parsed and checked by JsonBodyGuard, its
+ * extra walks (array gaps, binary values, prototype keys, which are refused here anyway) and
+ * promises were most of the pipe's cost, about 5% of a create's CPU in the profile.
  */
-class BodyValidationPipe extends ValidationPipe {
-  constructor() {
-    super(common);
-  }
-
-  override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
-    const unknown = metadata.metatype ? unknownFields(value, metadata.metatype) : [];
-    const known = typeof value === 'object' && value !== null ? Object.fromEntries(Object.entries(value).filter(([key]) => !unknown.includes(key))) : value;
-    const problems = unknown.map((field) => `${field} is not a known field`);
-    try {
-      const result: unknown = await super.transform(known, metadata);
-      if (problems.length === 0) return result;
-    } catch (error) {
-      if (!(error instanceof FieldProblems)) throw error;
-      problems.push(...error.problems);
-    }
-    throw new ApiError(400, `Invalid request body: ${problems.join('; ')}`);
+class BodyValidationPipe implements PipeTransform {
+  async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    const { metatype } = metadata;
+    if (!metatype) return value;
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new ApiError(400, 'Request body must be a JSON object');
+    const unknown = unknownFields(value, metatype);
+    const known = unknown.length === 0 ? value : Object.fromEntries(Object.entries(value).filter(([key]) => !unknown.includes(key)));
+    // "5" stays a string and fails the integer rule: no implicit conversion.
+    const entity = plainToInstance(metatype, known, { enableImplicitConversion: false }) as object;
+    const ruleProblems = validateSync(entity, { validationError: { target: false, value: false } }).flatMap((error) => Object.values(error.constraints ?? {}));
+    const problems = [...unknown.map((field) => `${field} is not a known field`), ...ruleProblems];
+    if (problems.length > 0) throw new ApiError(400, `Invalid request body: ${problems.join('; ')}`);
+    return entity;
   }
 }
 
