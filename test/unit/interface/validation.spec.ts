@@ -28,6 +28,18 @@ describe('request validation', () => {
     await expect(validateBody(body)).rejects.toMatchObject({ message: `Invalid request body: ${field} is not a known field` });
   });
 
+  it.each([
+    ['{"name":{"constructor":{}},"categoryId":1}', 'name must'],
+    ['{"name":{"constructor":{"prototype":{"x":1}}},"categoryId":1}', 'name must'],
+    ['{"name":[{"constructor":1}],"categoryId":1}', 'name must'],
+    ['{"name":"Rex","categoryId":{"a":{"constructor":{}}}}', 'categoryId must'],
+  ])('answers a nested constructor or prototype key with the 400 of its field: %s', async (json, problem) => {
+    const error = await validateBody(JSON.parse(json)).catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(ApiError);
+    expect((error as ApiError).message).toContain(problem);
+  });
+
   it('refuses required fields that are missing', async () => {
     await expect(validateBody({})).rejects.toMatchObject({ message: expect.stringMatching(/name.*categoryId/) });
   });
