@@ -108,6 +108,8 @@ async function main(): Promise<void> {
     connections: CONNECTIONS,
     seconds,
     serviceNodeFlags: SERVICE_NODE_FLAGS,
+    // The baseline is stock Express unless it was given the service's server change.
+    baselinePrebuiltPrototypes: process.env.BASELINE_PREBUILT_PROTOTYPES === '1',
   };
   if (mode === 'compare') {
     const baseline = await start('baseline', BASELINE, { ...env, BASELINE_PREBUILT_PROTOTYPES: process.env.BASELINE_PREBUILT_PROTOTYPES ?? '' });

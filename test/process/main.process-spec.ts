@@ -82,9 +82,11 @@ describe('the service process', () => {
     const port = await freePort();
     const { DATABASE_URL: _unused, ...inherited } = process.env;
     // What a container running `npm run start:prod` gets from `docker stop`: the signal goes to npm only.
+    // In a process group of its own, so that a failed test can kill npm and everything under it.
     const npm = spawn('npm', ['run', 'start:prod'], {
       env: { ...inherited, PORT: String(port), DATA_DIR: dataDir, API_KEYS: 'process-test-key', HOST: '127.0.0.1' },
       stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
     });
     const output = outputOf(npm);
     try {
@@ -97,7 +99,11 @@ describe('the service process', () => {
       expect(messages).toEqual(expect.arrayContaining(['SIGTERM: draining, at most 10 s', expect.stringMatching(/^stopped: drained in \d+ ms$/)]));
       expect(execFileSync('ps', ['-eo', 'args']).toString()).not.toContain(dataDir);
     } finally {
-      npm.kill('SIGKILL');
+      try {
+        process.kill(-(npm.pid ?? 0), 'SIGKILL');
+      } catch {
+        // the group has already exited
+      }
       await rm(dataDir, { recursive: true, force: true });
     }
   });
