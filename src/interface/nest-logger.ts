@@ -13,30 +13,13 @@ import type { Level, Logger } from 'pino';
 export class NestLogger implements LoggerService {
   constructor(private readonly logger: Logger) {}
 
-  log(message: unknown, ...params: unknown[]): void {
-    this.write('info', message, params);
-  }
-
-  /** Nest calls error(message, stack?, context?). */
-  error(message: unknown, ...params: unknown[]): void {
-    this.write('error', message, params);
-  }
-
-  warn(message: unknown, ...params: unknown[]): void {
-    this.write('warn', message, params);
-  }
-
-  debug(message: unknown, ...params: unknown[]): void {
-    this.write('debug', message, params);
-  }
-
-  verbose(message: unknown, ...params: unknown[]): void {
-    this.write('trace', message, params);
-  }
-
-  fatal(message: unknown, ...params: unknown[]): void {
-    this.write('fatal', message, params);
-  }
+  // Nest calls log(message, context?) and the like, and error(message, stack?, context?).
+  log = (message: unknown, ...params: unknown[]): void => this.write('info', message, params);
+  error = (message: unknown, ...params: unknown[]): void => this.write('error', message, params);
+  warn = (message: unknown, ...params: unknown[]): void => this.write('warn', message, params);
+  debug = (message: unknown, ...params: unknown[]): void => this.write('debug', message, params);
+  verbose = (message: unknown, ...params: unknown[]): void => this.write('trace', message, params);
+  fatal = (message: unknown, ...params: unknown[]): void => this.write('fatal', message, params);
 
   private write(level: Level, message: unknown, params: unknown[]): void {
     if (!this.logger.isLevelEnabled(level)) return;

@@ -37,13 +37,21 @@ describe('NestLogger', () => {
     expect(String((line?.err as { stack?: string }).stack)).toContain('database gone');
   });
 
-  it('maps debug to debug and verbose to trace', () => {
+  it('maps each of Nest\'s levels to pino\'s: verbose to trace, the others to their namesakes', () => {
     const { logger, lines } = capture('trace');
-    logger.debug?.('d', 'C');
     logger.verbose?.('v', 'C');
-    expect(lines().map((line) => [line.level, line.msg])).toEqual([
-      [20, 'd'],
-      [10, 'v'],
+    logger.debug?.('d', 'C');
+    logger.log('l', 'C');
+    logger.warn('w', 'C');
+    logger.error('e', 'C');
+    logger.fatal?.('f', 'C');
+    expect(lines().map((line) => [line.level, line.msg, line.context])).toEqual([
+      [10, 'v', 'C'],
+      [20, 'd', 'C'],
+      [30, 'l', 'C'],
+      [40, 'w', 'C'],
+      [50, 'e', 'C'],
+      [60, 'f', 'C'],
     ]);
   });
 
