@@ -89,7 +89,7 @@ export function packageOf({ url, functionName }: CallFrame): string {
     const [scope = '', name = ''] = url.slice(modules + '/node_modules/'.length).split('/');
     return scope.startsWith('@') ? `${scope}/${name}` : scope;
   }
-  const own = /\/dist\/(src\/[^/]+|bench)\//.exec(url);
+  const own = /\/dist\/((?:src\/)?[^/]+)\//.exec(url);
   return own?.[1] ?? url;
 }
 

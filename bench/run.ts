@@ -1,18 +1,19 @@
 /**
- * `npm run bench`: our service against a minimal Express + pg baseline, on a database of its own,
- * then keyset paging over a million pets. Figures, never assertions: ratios are what compare
- * across machines.
+ * `npm run bench`: our service, started as `npm run start:prod` starts it, against stock Express 5
+ * + pg and bare node:http + pg doing the same three operations, on a database of its own, under
+ * wrk; then keyset paging over a million pets. Figures, never assertions: ratios are what compare
+ * across machines. See docs/performance.md.
  *
- *   BENCH_DURATION=5 (s per run)  BENCH_ROUNDS=3  BENCH_WARMUP=3  BENCH_QUICK=1 (skip paging)  DATABASE_URL=...
- *   BASELINE_PREBUILT_PROTOTYPES=1  the baseline gets the service's Express server change too
+ *   BENCH_DURATION=10 (s per run)  BENCH_ROUNDS=2  BENCH_WARMUP=3  BENCH_QUICK=1 (skip paging)  DATABASE_URL=...
  *   npm run bench -- --paging     only the paging figures (or BENCH_PAGING=1)
- *   npm run bench -- --profile    CPU profiles (ours, then the baseline) under the list and 401 scenarios,
- *                                 written to BENCH_PROFILE_DIR (default /tmp/prof) and summarised
+ *   npm run bench -- --profile    V8 CPU profiles of our service under the list and 401 scenarios
+ *                                 (BENCH_PROFILE="create,get by id" picks others), written to
+ *                                 BENCH_PROFILE_DIR (default /tmp/prof) and summarised by package
  */
 import 'reflect-metadata'; // cursor.ts's module graph carries Swagger decorators.
 import { readFileSync } from 'node:fs';
-import { mkdir, rename, writeFile } from 'node:fs/promises';
-import { cpus, loadavg } from 'node:os';
+import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -20,22 +21,27 @@ import { CursorCodec } from '../src/interface/http/cursor.js';
 import { printSummary, readCpuProfile, summariseProfile } from './cpuprofile.js';
 import { openBenchDatabase, seedPets } from './database.js';
 import { CONNECTIONS, comparisonScenarios, type Measurement, measure, measureLatency, pagingScenarios } from './scenarios.js';
-import { pinLoadGenerator, pinned, type Server, startServer } from './servers.js';
+import { pinned, pinThisProcess, type Server, startServer } from './servers.js';
+import { ensureWrk } from './wrk.js';
 
 const API_KEY = 'bench-key-0123456789';
 const CURSOR_SECRET = 'bench-cursor-secret';
-const SERVICE = fileURLToPath(new URL('../src/main.js', import.meta.url));
-const SERVICE_NODE_FLAGS = startProdNodeFlags();
-const BASELINE = fileURLToPath(new URL('./express-baseline.js', import.meta.url));
-const RESULTS_DIR = fileURLToPath(new URL('../../bench/results/', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const RESULTS_DIR = path.join(ROOT, 'bench/results');
+const START_PROD = startProdScript();
+const COMMANDS: Record<string, string[]> = {
+  ours: ['sh', '-c', START_PROD],
+  express: [process.execPath, fileURLToPath(new URL('./express-baseline.js', import.meta.url))],
+  'node:http': [process.execPath, fileURLToPath(new URL('./node-http-baseline.js', import.meta.url))],
+};
+const BASELINES = ['express', 'node:http'];
 
 const PETS = 10_000;
 const PAGING_PETS = 1_000_000;
-// BENCH_PROFILE="create,get by id" profiles other scenarios.
 const PROFILED = process.env.BENCH_PROFILE?.split(',') ?? ['list limit=20', 'no key (401)'];
-const seconds = numberFromEnv('BENCH_DURATION', 5);
-// Rounds alternate ours and the baseline; three keep one noisy round from deciding a ratio.
-const ROUNDS = Math.max(1, Math.round(numberFromEnv('BENCH_ROUNDS', 3)));
+const seconds = numberFromEnv('BENCH_DURATION', 10);
+// Rounds alternate the servers, so drift on the machine hits all of them alike.
+const ROUNDS = Math.max(1, Math.round(numberFromEnv('BENCH_ROUNDS', 2)));
 const warmupSeconds = numberFromEnv('BENCH_WARMUP', 3);
 const pagingSeconds = numberFromEnv('BENCH_PAGING_DURATION', 5);
 const profileSeconds = numberFromEnv('BENCH_PROFILE_DURATION', 10);
@@ -48,9 +54,9 @@ const withPaging = mode === 'paging' || (mode === 'compare' && process.env.BENCH
 
 type Run = Measurement & { scenario: string; server: string; round: number };
 
-// Everything started is stopped once, last first, whether the run ends, fails, times out or is interrupted.
-// One clean-up, shared: an abort during the normal end must not close the database under a
-// service still stopping.
+// Everything started is stopped once, last first, whether the run ends, fails, times out or is
+// interrupted. One clean-up, shared: an abort during the normal end must not close the database
+// under a service still stopping.
 const cleanups: Array<() => Promise<void>> = [];
 let cleaning: Promise<void> | undefined;
 function cleanUp(): Promise<void> {
@@ -72,75 +78,85 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
   process.once(signal, () => abort(`received ${signal}`));
 }
 // Every load run, plus ten minutes for start-ups, seeding a million rows and shutdowns.
-const loadSeconds = 10 * (ROUNDS * seconds + warmupSeconds) + 3 * (ROUNDS * pagingSeconds + warmupSeconds) + 2 * (profileSeconds + warmupSeconds + 1);
+const loadSeconds = 15 * (ROUNDS * seconds + warmupSeconds) + 3 * (ROUNDS * pagingSeconds + warmupSeconds) + 5 * (profileSeconds + warmupSeconds);
 setTimeout(() => abort('time limit reached'), (loadSeconds + 600) * 1000).unref();
 
 async function main(): Promise<void> {
+  ensureWrk();
   const database = await openBenchDatabase(process.env.DATABASE_URL || undefined);
   cleanups.push(database.close);
-  const machine = `node ${process.version}, ${cpus().length} x ${cpus()[0]?.model ?? 'unknown CPU'}`;
-  console.log(machine);
+  const logDir = await mkdtemp(path.join(tmpdir(), 'petstore-bench-logs-'));
+  cleanups.push(() => rm(logDir, { recursive: true, force: true }));
+  // After the database: an embedded PostgreSQL started by this process would inherit the pinning.
+  const clientPinned = pinThisProcess();
+  const machine = `${cpus().length} x ${cpus()[0]?.model ?? 'unknown CPU'}`;
+  console.log(`Node ${process.version} (${process.execPath}) for the harness and every server; ${machine}`);
   console.log(`database: ${database.description}`);
-  const loadPinned = pinLoadGenerator();
   console.log(
     pinned
-      ? `servers pinned to CPU 0 (taskset -c 0); load generator ${loadPinned ? 'pinned to CPU 1' : 'not pinned'}; PostgreSQL not pinned`
+      ? `servers pinned to CPU 0 (taskset -c 0); wrk, one thread, to CPU 1${clientPinned ? ', as is this harness' : ''}; PostgreSQL not pinned`
       : 'no CPU pinning (taskset not available)',
   );
-  console.log(`${CONNECTIONS} connections, ${seconds} s per run, ${warmupSeconds} s warm-up`);
-  console.log(`service started as npm run start:prod starts it: node ${SERVICE_NODE_FLAGS.join(' ')}; the baseline with Node's defaults`);
+  console.log(`${CONNECTIONS} connections, ${seconds} s per run, ${ROUNDS} round(s), ${warmupSeconds} s warm-up per scenario and server`);
+  console.log(`ours: sh -c '${START_PROD}' (package.json start:prod), RATE_LIMIT=off, default log level; baselines: node <script>`);
   // Anything else busy on the machine skews the figures (ratios less so: the runs alternate).
-  console.log(`load average before: ${loadavg().map((load) => load.toFixed(2)).join(' ')}`);
-  // The baseline has no rate limits, and 32 connections on one key would trip ours.
+  console.log(`load average before: ${loadavg().map((load) => load.toFixed(2)).join(' ')}\n`);
+  // 32 connections on one key would trip our rate limits; the baselines have none.
   const env = { DATABASE_URL: database.url, API_KEYS: API_KEY, CURSOR_SECRET, RATE_LIMIT: 'off' };
-  console.log('rate limits off (RATE_LIMIT=off)\n');
+  const start = async (name: string, extraEnv: Record<string, string> = {}): Promise<Server> => {
+    const server = await startServer({ name, command: COMMANDS[name] ?? [], cwd: ROOT, env: { ...env, ...extraEnv }, logFile: path.join(logDir, `${name.replace(/\W/g, '-')}.log`) });
+    cleanups.push(() => server.stop());
+    return server;
+  };
 
-  if (mode === 'profile') return profile(env, database.url);
+  if (mode === 'profile') return profile(start, database.url);
 
-  const ours = await start('ours', SERVICE, env, SERVICE_NODE_FLAGS); // runs the migrations: seeding needs its tables
+  const ours = await start('ours'); // runs the migrations: seeding needs its tables
   const report: Record<string, unknown> = {
     date: new Date().toISOString(),
+    node: process.version,
     machine,
     loadAverage: loadavg(),
     database: process.env.DATABASE_URL ? 'DATABASE_URL server' : 'embedded',
     pinned,
-    loadGeneratorPinned: loadPinned,
+    loadGenerator: 'wrk -t1',
     connections: CONNECTIONS,
     seconds,
-    serviceNodeFlags: SERVICE_NODE_FLAGS,
-    // The baseline is stock Express unless it was given the service's server change.
-    baselinePrebuiltPrototypes: process.env.BASELINE_PREBUILT_PROTOTYPES === '1',
+    rounds: ROUNDS,
+    warmupSeconds,
+    startProd: START_PROD,
   };
   if (mode === 'compare') {
-    const baseline = await start('baseline', BASELINE, { ...env, BASELINE_PREBUILT_PROTOTYPES: process.env.BASELINE_PREBUILT_PROTOTYPES ?? '' });
+    const servers = [ours];
+    for (const name of BASELINES) servers.push(await start(name));
     await seedPets(database.url, PETS);
-    const runs = await compare(ours, baseline);
+    const runs = await compare(servers);
     report.runs = runs;
-    report.ratios = printComparison(runs);
+    Object.assign(report, summarise(runs));
+    report.failedRuns = runs.filter((run) => run.failures > 0).length;
   }
   if (withPaging) report.paging = await paging(ours, database.url);
-  await save(report);
-}
-
-async function start(name: string, script: string, env: Record<string, string>, nodeFlags: string[] = []): Promise<Server> {
-  const server = await startServer(name, script, env, nodeFlags);
-  cleanups.push(() => server.stop());
-  return server;
+  await save(report, mode === 'compare');
+  if (Number(report.failedRuns) > 0) {
+    console.error(`\nbench: ${report.failedRuns} runs FAILED (wrong statuses or socket errors): their figures are not comparable`);
+    process.exitCode = 1;
+  }
 }
 
 /**
- * Every path warmed first (V8 keeps compiling a fresh process's hot code for a while), then
- * scenario by scenario, ours and the baseline in alternation, so drift hits both alike.
+ * Every path of every server warmed first (V8 keeps compiling a fresh process's hot code for a
+ * while), then scenario by scenario, the servers in alternation.
  */
-async function compare(ours: Server, baseline: Server): Promise<Run[]> {
+async function compare(servers: Server[]): Promise<Run[]> {
   const scenarios = comparisonScenarios(API_KEY, PETS);
-  if (warmupSeconds > 0) for (const scenario of scenarios) for (const server of [ours, baseline]) await measure(server, scenario, warmupSeconds);
+  if (warmupSeconds > 0) for (const scenario of scenarios) for (const server of servers) await measure(server, scenario, warmupSeconds);
   const runs: Run[] = [];
   for (const scenario of scenarios) {
     for (let round = 1; round <= ROUNDS; round++) {
-      for (const server of [ours, baseline]) {
+      for (const server of servers) {
         const run = { scenario: scenario.name, server: server.name, round, ...(await measure(server, scenario, seconds)) };
-        console.log(`  ${run.scenario} / ${run.server} / round ${round}: ${run.requestsPerSecond.toFixed(0)} req/s`);
+        const failed = run.failures > 0 ? `  FAILED: statuses ${JSON.stringify(run.statuses)}, ${run.socketErrors} socket errors` : '';
+        console.log(`  ${run.scenario} / ${run.server} / round ${round}: ${run.requestsPerSecond.toFixed(0)} req/s, p99 ${run.p99Ms.toFixed(2)} ms, ${run.cpuUsPerRequest.toFixed(0)} µs CPU/req${failed}`);
         runs.push(run);
       }
     }
@@ -148,42 +164,44 @@ async function compare(ours: Server, baseline: Server): Promise<Run[]> {
   return runs;
 }
 
-function printComparison(runs: Run[]): Record<string, { requestsPerSecond: number; p99: number; cpuPerRequest: number }> {
-  console.log('');
-  printTable(
-    ['scenario', 'server', 'round', 'req/s', 'p50 ms', 'p99 ms', 'max RSS MiB', 'CPU µs/req', 'failures'],
-    runs.map((run) => [
-      run.scenario,
-      run.server,
-      String(run.round),
-      run.requestsPerSecond.toFixed(0),
-      String(run.p50Ms),
-      String(run.p99Ms),
-      run.maxRssMiB.toFixed(0),
-      run.cpuUsPerRequest.toFixed(0),
-      String(run.failures),
-    ]),
-  );
-  const ratios: Record<string, { requestsPerSecond: number; p99: number; cpuPerRequest: number }> = {};
-  const rows = [...new Set(runs.map((run) => run.scenario))].map((scenario) => {
-    const ours = meanOf(runs.filter((run) => run.scenario === scenario && run.server === 'ours'));
-    const base = meanOf(runs.filter((run) => run.scenario === scenario && run.server === 'baseline'));
-    const ratio = {
-      requestsPerSecond: ours.requestsPerSecond / base.requestsPerSecond,
-      p99: ours.p99Ms / Math.max(base.p99Ms, 1),
-      cpuPerRequest: ours.cpuUsPerRequest / base.cpuUsPerRequest,
-    };
-    ratios[scenario] = ratio;
-    // A server that answers wrongly can answer fast: its ratio means nothing.
-    if (ours.failures > 0 || base.failures > 0) {
-      console.warn(`  ${scenario}: ${ours.failures} failures (ours), ${base.failures} (baseline): its ratios are not comparable`);
+type Ratios = { requestsPerSecond: number; p50: number; p99: number; cpuPerRequest: number; peakRss: number };
+
+/** Means per scenario and server, and ours over each baseline; printed as Markdown tables. */
+function summarise(runs: Run[]): { means: Record<string, Record<string, Measurement>>; ratios: Record<string, Record<string, Ratios>> } {
+  const means: Record<string, Record<string, Measurement>> = {};
+  const ratios: Record<string, Record<string, Ratios>> = {};
+  const meanRows: string[][] = [];
+  const ratioRows: string[][] = [];
+  for (const scenario of [...new Set(runs.map((run) => run.scenario))]) {
+    const byServer = Object.fromEntries(Object.keys(COMMANDS).map((name) => [name, meanOf(runs.filter((run) => run.scenario === scenario && run.server === name))]));
+    means[scenario] = byServer;
+    for (const [server, mean] of Object.entries(byServer)) {
+      const failures = mean.failures > 0 ? `${mean.failures} FAILED` : '0';
+      meanRows.push([scenario, server, mean.requestsPerSecond.toFixed(0), mean.p50Ms.toFixed(2), mean.p99Ms.toFixed(2), mean.cpuUsPerRequest.toFixed(0), mean.peakRssMiB.toFixed(0), failures]);
     }
-    const figures = [ours.requestsPerSecond, base.requestsPerSecond, ratio.requestsPerSecond, ours.p99Ms, base.p99Ms, ratio.p99, ours.cpuUsPerRequest, base.cpuUsPerRequest, ratio.cpuPerRequest];
-    return [scenario, ...figures.map((figure) => figure.toFixed(figure < 10 ? 2 : 0))];
-  });
-  console.log(`\nOurs / baseline (means of ${ROUNDS} rounds; a req/s ratio below 1, or a p99 or CPU ratio above 1, means we are slower):`);
-  printTable(['scenario', 'ours req/s', 'base req/s', 'req/s ratio', 'ours p99', 'base p99', 'p99 ratio', 'ours CPU µs', 'base CPU µs', 'CPU ratio'], rows);
-  return ratios;
+    const ours = byServer['ours'];
+    ratios[scenario] = {};
+    for (const name of BASELINES) {
+      const base = byServer[name];
+      if (!ours || !base) continue;
+      const ratio = {
+        requestsPerSecond: ours.requestsPerSecond / base.requestsPerSecond,
+        p50: ours.p50Ms / base.p50Ms,
+        p99: ours.p99Ms / base.p99Ms,
+        cpuPerRequest: ours.cpuUsPerRequest / base.cpuUsPerRequest,
+        peakRss: ours.peakRssMiB / base.peakRssMiB,
+      };
+      ratios[scenario][name] = ratio;
+      // A server that answers wrongly can answer fast: its ratio means nothing.
+      const note = ours.failures > 0 || base.failures > 0 ? 'not comparable (failures)' : '';
+      ratioRows.push([scenario, name, ...[ratio.requestsPerSecond, ratio.p50, ratio.p99, ratio.cpuPerRequest, ratio.peakRss].map((value) => value.toFixed(2)), note]);
+    }
+  }
+  console.log(`\nMeans of ${ROUNDS} round(s), Node ${process.version}, ${CONNECTIONS} connections:\n`);
+  console.log(markdownTable(['scenario', 'server', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'peak RSS MiB', 'failures'], meanRows));
+  console.log('\nOurs / baseline (req/s below 1, or latency, CPU or RSS above 1: ours is behind):\n');
+  console.log(markdownTable(['scenario', 'ours /', 'req/s', 'p50', 'p99', 'CPU/req', 'peak RSS', 'note'], ratioRows));
+  return { means, ratios };
 }
 
 /** Keyset paging: a page near the end, and the first page of a status 1 pet in 1000 has, should cost what the first page does. */
@@ -196,14 +214,16 @@ async function paging(ours: Server, databaseUrl: string): Promise<Record<string,
   const scenarios = pagingScenarios(API_KEY, deepCursor);
   // Warm every path first, then alternate: a fresh process's first scenario would otherwise pay the JIT warm-up.
   if (warmupSeconds > 0) for (const scenario of scenarios) await measure(ours, scenario, warmupSeconds);
-  console.log('  one request at a time (latency is the query, not queueing behind 32 connections)');
+  console.log('  one request at a time (latency is the query, not queueing behind 32 connections)\n');
   const runs: Run[] = [];
   for (let round = 1; round <= ROUNDS; round++) {
     for (const scenario of scenarios) runs.push({ scenario: scenario.name, server: ours.name, round, ...(await measureLatency(ours, scenario, pagingSeconds)) });
   }
-  printTable(
-    ['page', 'round', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'failures'],
-    runs.map((run) => [run.scenario, String(run.round), run.requestsPerSecond.toFixed(0), String(run.p50Ms), String(run.p99Ms), run.cpuUsPerRequest.toFixed(0), String(run.failures)]),
+  console.log(
+    markdownTable(
+      ['page', 'round', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'failures'],
+      runs.map((run) => [run.scenario, String(run.round), run.requestsPerSecond.toFixed(0), run.p50Ms.toFixed(3), run.p99Ms.toFixed(3), run.cpuUsPerRequest.toFixed(0), run.failures > 0 ? `${run.failures} FAILED` : '0']),
+    ),
   );
   const results = Object.fromEntries(scenarios.map((scenario) => [scenario.name, meanOf(runs.filter((run) => run.scenario === scenario.name))]));
   const first = results['first page'];
@@ -215,82 +235,83 @@ async function paging(ours: Server, databaseUrl: string): Promise<Record<string,
     deepOverFirst: { p50: ratio('deep page', (run) => run.p50Ms), p99: ratio('deep page', (run) => run.p99Ms) },
     rareOverFirst: { p50: ratio('rare status', (run) => run.p50Ms), p99: ratio('rare status', (run) => run.p99Ms) },
   };
-  console.log(`means of ${ROUNDS} rounds: deep/first: p50 ${ratios.deepOverFirst.p50.toFixed(2)}, p99 ${ratios.deepOverFirst.p99.toFixed(2)}`);
-  console.log(`                   rare/first: p50 ${ratios.rareOverFirst.p50.toFixed(2)}, p99 ${ratios.rareOverFirst.p99.toFixed(2)}`);
-  return { pets: PAGING_PETS, seconds: pagingSeconds, results, ratios };
+  console.log(`\nmeans of ${ROUNDS} round(s): deep/first: p50 ${ratios.deepOverFirst.p50.toFixed(2)}, p99 ${ratios.deepOverFirst.p99.toFixed(2)}`);
+  console.log(`                     rare/first: p50 ${ratios.rareOverFirst.p50.toFixed(2)}, p99 ${ratios.rareOverFirst.p99.toFixed(2)}`);
+  return { pets: PAGING_PETS, seconds: pagingSeconds, results, ratios, failedRuns: runs.filter((run) => run.failures > 0).length };
 }
 
 /**
- * A fresh, profiled process per scenario, ours and then the baseline; only the samples taken
- * under load count. CPU time per request is the figure to compare.
+ * A fresh, profiled process of our service per scenario; only the samples taken under load count.
+ * CPU time per request is the figure to compare.
  */
-async function profile(env: Record<string, string>, databaseUrl: string): Promise<void> {
+async function profile(start: (name: string, env?: Record<string, string>) => Promise<Server>, databaseUrl: string): Promise<void> {
   const dir = process.env.BENCH_PROFILE_DIR ?? '/tmp/prof';
-  const migrating = await start('ours', SERVICE, env, SERVICE_NODE_FLAGS);
+  await mkdir(dir, { recursive: true });
+  const migrating = await start('ours');
   await seedPets(databaseUrl, PETS);
   await migrating.stop();
-  const scenarios = comparisonScenarios(API_KEY, PETS).filter((scenario) => PROFILED.includes(scenario.name));
-  for (const scenario of scenarios) {
-    for (const { name, script, flags } of [
-      { name: 'ours', script: SERVICE, flags: SERVICE_NODE_FLAGS },
-      { name: 'baseline', script: BASELINE, flags: [] },
-    ]) {
-      const file = `${name}-${scenario.name.replace(/\W+/g, '-')}-${Date.now()}.cpuprofile`;
-      const server = await start(name, script, env, [...flags, '--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu-prof-name=${file}`]);
-      await measure(server, scenario, Math.max(warmupSeconds, 1));
-      const from = Number(process.hrtime.bigint() / 1000n);
-      const run = await measure(server, scenario, profileSeconds);
-      const to = Number(process.hrtime.bigint() / 1000n);
-      await server.stop('SIGINT'); // lets --cpu-prof write the profile
-      const summary = summariseProfile(readCpuProfile(path.join(dir, file)), { from, to });
-      const perRequest = (1000 * summary.busyMs) / Math.max(run.requests, 1);
-      console.log(`\n== ${name}, ${scenario.name}: ${run.requestsPerSecond.toFixed(0)} req/s profiled, ${perRequest.toFixed(0)} µs CPU per request`);
-      console.log(`   ${path.join(dir, file)}`);
-      printSummary(summary, name === 'ours' ? 20 : 10);
-    }
+  for (const scenario of comparisonScenarios(API_KEY, PETS).filter((scenario) => PROFILED.includes(scenario.name))) {
+    const file = `ours-${scenario.name.replace(/\W+/g, '-')}-${Date.now()}.cpuprofile`;
+    // Through NODE_OPTIONS: the service starts from package.json's command, which has no room for flags.
+    const server = await start('ours', { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${dir} --cpu-prof-name=${file}` });
+    await measure(server, scenario, Math.max(warmupSeconds, 1));
+    const from = Number(process.hrtime.bigint() / 1000n);
+    const run = await measure(server, scenario, profileSeconds);
+    const to = Number(process.hrtime.bigint() / 1000n);
+    await server.stop('SIGINT'); // lets --cpu-prof write the profile
+    const summary = summariseProfile(readCpuProfile(path.join(dir, file)), { from, to });
+    const perRequest = (1000 * summary.busyMs) / Math.max(run.requests, 1);
+    console.log(`\n== ours, ${scenario.name}: ${run.requestsPerSecond.toFixed(0)} req/s profiled, ${perRequest.toFixed(0)} µs CPU per request`);
+    console.log(`   ${path.join(dir, file)}`);
+    printSummary(summary, 20);
   }
 }
 
-/**
- * The service runs with the Node flags `npm run start:prod` gives it (its heap sizes), read from
- * package.json so the two cannot drift. The baseline runs with Node's defaults.
- */
-function startProdNodeFlags(): string[] {
-  const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { scripts: Record<string, string> };
-  const [exec, node, ...words] = (manifest.scripts['start:prod'] ?? '').split(/\s+/);
-  const script = words.indexOf('dist/src/main.js');
-  if (exec !== 'exec' || node !== 'node' || script < 0) throw new Error('package.json: start:prod is not `exec node [flags] dist/src/main.js`');
-  return words.slice(0, script);
+/** The service runs as `npm run start:prod` runs it: package.json's script, read now, through sh. */
+function startProdScript(): string {
+  const manifest: { scripts?: Record<string, unknown> } = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
+  const script = manifest.scripts?.['start:prod'];
+  if (typeof script !== 'string' || script.trim() === '') throw new Error(`${path.join(ROOT, 'package.json')} has no start:prod script`);
+  return script;
 }
 
-/** Means over rounds; RSS is the largest seen, requests and failures are totals. */
+/** Means over rounds; RSS is the largest seen; requests, failures and statuses are totals. */
 function meanOf(runs: Measurement[]): Measurement {
   const sum = (pick: (run: Measurement) => number): number => runs.reduce((total, run) => total + pick(run), 0);
+  const statuses: Record<string, number> = {};
+  for (const run of runs) for (const [status, count] of Object.entries(run.statuses)) statuses[status] = (statuses[status] ?? 0) + count;
   return {
     requestsPerSecond: sum((run) => run.requestsPerSecond) / runs.length,
     p50Ms: sum((run) => run.p50Ms) / runs.length,
     p99Ms: sum((run) => run.p99Ms) / runs.length,
-    maxRssMiB: Math.max(...runs.map((run) => run.maxRssMiB)),
     cpuUsPerRequest: sum((run) => run.cpuUsPerRequest) / runs.length,
+    peakRssMiB: Math.max(...runs.map((run) => run.peakRssMiB)),
     requests: sum((run) => run.requests),
     failures: sum((run) => run.failures),
+    statuses,
+    socketErrors: sum((run) => run.socketErrors),
   };
 }
 
-async function save(report: Record<string, unknown>): Promise<void> {
+/** A file per run, and the latest comparison per kind of database as latest-*.json (kept in git). */
+async function save(report: Record<string, unknown>, asLatest: boolean): Promise<void> {
   await mkdir(RESULTS_DIR, { recursive: true });
-  const file = path.join(RESULTS_DIR, `${String(report.date).replace(/[:.]/g, '-')}.json`);
-  // Written whole or not at all: an interrupted run leaves at most a .tmp file.
-  await writeFile(`${file}.tmp`, `${JSON.stringify(report, null, 2)}\n`);
-  await rename(`${file}.tmp`, file);
-  console.log(`\nresults: ${path.relative(process.cwd(), file)}`);
+  const files = [`${String(report.date).replace(/[:.]/g, '-')}.json`];
+  if (asLatest) files.push(`latest-${process.env.DATABASE_URL ? 'server' : 'embedded'}-postgres.json`);
+  for (const name of files) {
+    const file = path.join(RESULTS_DIR, name);
+    // Written whole or not at all: an interrupted run leaves at most a .tmp file.
+    await writeFile(`${file}.tmp`, `${JSON.stringify(report, null, 2)}\n`);
+    await rename(`${file}.tmp`, file);
+    console.log(`${files.indexOf(name) === 0 ? '\n' : ''}results: ${path.relative(process.cwd(), file)}`);
+  }
 }
 
-function printTable(header: string[], rows: string[][]): void {
-  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)));
-  for (const row of [header, ...rows]) {
-    console.log(row.map((cell, column) => (column === 0 ? cell.padEnd(widths[column] ?? 0) : cell.padStart(widths[column] ?? 0))).join('  '));
-  }
+function markdownTable(header: string[], rows: string[][]): string {
+  const widths = header.map((title, column) => Math.max(3, title.length, ...rows.map((row) => (row[column] ?? '').length)));
+  const line = (cells: string[]): string => `| ${cells.map((cell, column) => (column < 2 ? cell.padEnd(widths[column] ?? 0) : cell.padStart(widths[column] ?? 0))).join(' | ')} |`;
+  const rule = `|${widths.map((width, column) => (column < 2 ? `${'-'.repeat(width + 2)}` : `${'-'.repeat(width + 1)}:`)).join('|')}|`;
+  return [line(header), rule, ...rows.map(line)].join('\n');
 }
 
 function numberFromEnv(name: string, fallback: number): number {
@@ -301,7 +322,8 @@ function numberFromEnv(name: string, fallback: number): number {
 
 main()
   .catch((error: unknown) => {
-    console.error('bench failed:', error instanceof Error ? error.message : error);
+    // After an interruption, what fails is the run being torn down: abort() has said why.
+    if (cleaning === undefined) console.error('bench failed:', error instanceof Error ? error.message : error);
     process.exitCode = 1;
   })
   .finally(() => cleanUp())

@@ -1,74 +1,90 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, realpathSync } from 'node:fs';
+import { createServer } from 'node:net';
+import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { findFreePort } from '../src/infrastructure/embedded-postgres.js';
 
-/** Each server pinned to CPU 0 when taskset exists: one core's worth of throughput, away from the load generator. */
+/** Servers run on CPU 0 and the load generator on CPU 1, when taskset exists. */
 export const pinned = spawnSync('taskset', ['-c', '0', 'true']).status === 0;
+export const SERVER_CPU = pinned ? '0' : null;
+export const CLIENT_CPU = pinned ? '1' : null;
 
-/**
- * Moves this process (the load generator), all its threads, to CPU 1 when there is one: left
- * free, it also runs on CPU 0 and takes time from the server it measures, which made rounds of
- * the same server differ by up to 30%.
- */
-export function pinLoadGenerator(): boolean {
-  return pinned && spawnSync('taskset', ['-a', '-p', '-c', '1', String(process.pid)], { stdio: 'ignore' }).status === 0;
+/** Moves this process (the one-at-a-time client of the paging part) to the load generator's CPU. */
+export function pinThisProcess(): boolean {
+  return CLIENT_CPU !== null && spawnSync('taskset', ['-a', '-p', '-c', CLIENT_CPU, String(process.pid)], { stdio: 'ignore' }).status === 0;
 }
 
 export type Server = {
   name: string;
   url: string;
+  /** The Node process that serves, for its CPU time and peak RSS. */
   pid: number;
-  /** Throws, with the process's last output, if it has exited. */
+  /** Throws, with the end of the process's log, if it has exited. */
   assertRunning(): void;
   stop(signal?: NodeJS.Signals): Promise<void>;
 };
 
+export type Launch = {
+  name: string;
+  /** argv, e.g. ['sh', '-c', <start:prod>] or [process.execPath, <script>]. */
+  command: string[];
+  cwd: string;
+  env: Record<string, string>;
+  /** stdout and stderr go here, not through a pipe the harness would have to drain. */
+  logFile: string;
+};
+
 /**
- * Starts `node <nodeFlags> <script>` on a free loopback port with only the given environment,
+ * Starts `command` pinned to the server CPU, on a free loopback port, with only the given
+ * environment plus PATH (this Node's directory first, as `npm run` puts the running Node's first),
  * and resolves once GET /healthz answers 200.
  */
-export async function startServer(name: string, script: string, env: Record<string, string>, nodeFlags: string[] = []): Promise<Server> {
+export async function startServer({ name, command, cwd, env, logFile }: Launch): Promise<Server> {
   const port = await findFreePort();
-  const command = [process.execPath, ...nodeFlags, script];
-  const [file = '', ...args] = pinned ? ['taskset', '-c', '0', ...command] : command;
+  const [file = '', ...args] = SERVER_CPU === null ? command : ['taskset', '-c', SERVER_CPU, ...command];
+  const log = openSync(logFile, 'a');
   const child = spawn(file, args, {
-    env: { PATH: process.env.PATH ?? '', NODE_ENV: 'production', HOST: '127.0.0.1', PORT: String(port), ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    cwd,
+    env: {
+      PATH: [path.dirname(process.execPath), path.join(cwd, 'node_modules/.bin'), process.env.PATH ?? ''].join(':'),
+      NODE_ENV: 'production',
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      ...env,
+    },
+    stdio: ['ignore', log, log],
   });
-  // Kept for the error message if the server dies; the pipes must be drained anyway.
-  const output: string[] = [];
-  const keep = (chunk: Buffer): void => {
-    output.push(chunk.toString());
-    if (output.length > 40) output.shift();
-  };
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
+  closeSync(log);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const server = {
+  const running = (): boolean => child.exitCode === null && child.signalCode === null;
+  // The log is gone once the harness has cleaned up after an interruption.
+  const lastWords = (): string => (existsSync(logFile) ? readFileSync(logFile, 'utf8').trim().split('\n').slice(-40).join('\n') : '');
+  let pid = child.pid ?? 0;
+  const server: Server = {
     name,
     url: `http://127.0.0.1:${port}`,
-    pid: child.pid ?? 0,
-    assertRunning(): void {
-      if (child.exitCode !== null || child.signalCode !== null) {
-        throw new Error(`${name} exited (${child.exitCode ?? child.signalCode}):\n${output.join('').trim()}`);
-      }
+    get pid() {
+      return pid;
     },
-    stop: (signal?: NodeJS.Signals) => stop(child, exited, signal),
+    assertRunning(): void {
+      if (!running()) throw new Error(`${name} exited (${child.exitCode ?? child.signalCode}):\n${lastWords()}`);
+    },
+    stop: (signal?: NodeJS.Signals) => stop(child, pid, exited, signal),
   };
   try {
-    await waitUntilHealthy(server.url, child, 60_000);
+    await waitUntilHealthy(server.url, running, 60_000);
+    pid = nodeProcessUnder(pid);
   } catch (error) {
     await server.stop();
-    throw new Error(`${name} did not start: ${error instanceof Error ? error.message : String(error)}\n${output.join('').trim()}`);
+    throw new Error(`${name} did not start: ${error instanceof Error ? error.message : String(error)}\n${lastWords()}`);
   }
   return server;
 }
 
-async function waitUntilHealthy(url: string, child: ChildProcess, timeoutMs: number): Promise<void> {
+async function waitUntilHealthy(url: string, running: () => boolean, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`exited (${child.exitCode ?? child.signalCode})`);
+    if (!running()) throw new Error('exited');
     const response = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1000) }).catch(() => null);
     if (response?.status === 200) return;
     await sleep(200);
@@ -76,11 +92,28 @@ async function waitUntilHealthy(url: string, child: ChildProcess, timeoutMs: num
   throw new Error(`no healthy answer within ${timeoutMs / 1000} s`);
 }
 
-/** Asks the process to stop (SIGINT lets --cpu-prof write its profile), and kills it after 15 s. */
-async function stop(child: ChildProcess, exited: Promise<void>, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+/**
+ * taskset and `sh -c "exec node ..."` become the Node process itself; without `exec`, Node is a
+ * child of the shell. Either way the process measured must be this harness's Node binary.
+ */
+function nodeProcessUnder(pid: number): number {
+  const node = realpathSync(process.execPath);
+  for (let at: number | undefined = pid, depth = 0; at !== undefined && depth < 4; depth++) {
+    if (executableOf(at) === node) return at;
+    const children: string[] = readProc(at, `task/${at}/children`).trim().split(' ');
+    at = children[0] ? Number(children[0]) : undefined;
+  }
+  throw new Error(`no ${node} process found under pid ${pid}: the server must run on the harness's Node`);
+}
+
+/** Asks the Node process to stop (SIGINT lets --cpu-prof write its profile), and kills it after 15 s. */
+async function stop(child: ChildProcess, pid: number, exited: Promise<void>, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
-  child.kill(signal);
-  const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+  process.kill(pid, signal);
+  const timer = setTimeout(() => {
+    child.kill('SIGKILL');
+    if (pid !== child.pid) process.kill(pid, 'SIGKILL');
+  }, 15_000);
   await exited;
   clearTimeout(timer);
 }
@@ -88,40 +121,41 @@ async function stop(child: ChildProcess, exited: Promise<void>, signal: NodeJS.S
 /** Clock ticks per second of /proc/<pid>/stat's CPU times. */
 const TICKS_PER_SECOND = Number(spawnSync('getconf', ['CLK_TCK']).stdout?.toString().trim()) || 100;
 
-export type ProcessUsage = { maxRssMiB: number; cpuSeconds: number };
-
-/**
- * Watches `pid` until the returned function is called, which gives the largest VmRSS seen
- * (sampled every 100 ms) and the CPU time (user + system) the process used meanwhile. CPU time
- * per request is the figure least disturbed by other load on the machine.
- */
-export function watchProcess(pid: number): () => ProcessUsage {
-  let maxKb = 0;
-  const sample = (): void => {
-    const match = /VmRSS:\s+(\d+) kB/.exec(readProc(pid, 'status'));
-    maxKb = Math.max(maxKb, Number(match?.[1] ?? 0));
-  };
-  const startTicks = cpuTicks(pid);
-  sample();
-  const timer = setInterval(sample, 100);
-  return () => {
-    clearInterval(timer);
-    sample();
-    return { maxRssMiB: maxKb / 1024, cpuSeconds: (cpuTicks(pid) - startTicks) / TICKS_PER_SECOND };
-  };
-}
-
-/** utime + stime: fields 14 and 15 of /proc/<pid>/stat, counted after the parenthesised command name. */
-function cpuTicks(pid: number): number {
+/** CPU time (user + system) the process has used so far: fields 14 and 15 of /proc/<pid>/stat. */
+export function cpuSeconds(pid: number): number {
   const stat = readProc(pid, 'stat');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return Number(fields[11] ?? 0) + Number(fields[12] ?? 0);
+  return (Number(fields[11] ?? 0) + Number(fields[12] ?? 0)) / TICKS_PER_SECOND;
 }
 
-function readProc(pid: number, file: 'status' | 'stat'): string {
+/** The process's peak resident set since it started (VmHWM). */
+export function peakRssMiB(pid: number): number {
+  return Number(/VmHWM:\s+(\d+) kB/.exec(readProc(pid, 'status'))?.[1] ?? 0) / 1024;
+}
+
+function executableOf(pid: number): string {
+  try {
+    return realpathSync(`/proc/${pid}/exe`);
+  } catch {
+    return ''; // gone, or not ours to read: not the Node process
+  }
+}
+
+function readProc(pid: number, file: string): string {
   try {
     return readFileSync(`/proc/${pid}/${file}`, 'utf8');
   } catch {
-    return ''; // No /proc (not Linux) or the process is gone: no sample.
+    return ''; // the process is gone: no figures
   }
+}
+
+function findFreePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      probe.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
 }
