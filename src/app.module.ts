@@ -1,62 +1,100 @@
-import { type DynamicModule, Module } from '@nestjs/common';
+import { Logger, Module } from '@nestjs/common';
+import { ConfigModule } from '@nestjs/config';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
-import { DataSource } from 'typeorm';
+import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
+import { LoggerModule } from 'nestjs-pino';
+import { randomBytes } from 'node:crypto';
+import type { DataSource } from 'typeorm';
 import { ApiKeys } from './application/api-keys.js';
 import { CreatePet } from './application/create-pet.js';
 import { DatabasePool } from './application/database-pool.js';
-import { IdempotencyStore } from './application/idempotency-store.js';
 import { GetPet } from './application/get-pet.js';
+import { IdempotencyStore } from './application/idempotency-store.js';
 import { ListPets } from './application/list-pets.js';
 import { RateLimits } from './application/rate-limits.js';
 import { Readiness } from './application/readiness.js';
+import { type Config, petstoreConfig } from './config.js';
 import { PetRepository } from './domain/pet-repository.js';
-import { DatabaseReadiness, TypeOrmDatabasePool } from './infrastructure/database.js';
-import { type ApiKeyCacheOptions, DEFAULT_API_KEY_CACHE, TypeOrmApiKeys } from './infrastructure/typeorm-api-keys.js';
+import { DatabaseReadiness, DatabaseServer, dataSourceOptions, openDatabaseServer, TypeOrmDatabasePool, waitForDatabase } from './infrastructure/database.js';
+import { connectRedis, FlexibleRateLimits, NoRateLimits } from './infrastructure/rate-limits.js';
+import { ApiKeyRecord, PetRecord } from './infrastructure/records.js';
+import { TypeOrmApiKeys } from './infrastructure/typeorm-api-keys.js';
 import { TypeOrmIdempotencyStore } from './infrastructure/typeorm-idempotency-store.js';
 import { TypeOrmPetRepository } from './infrastructure/typeorm-pet-repository.js';
 import { BearerKeyGuard } from './interface/http/bearer-key.guard.js';
 import { CursorCodec } from './interface/http/cursor.js';
 import { ErrorFilter } from './interface/http/error.filter.js';
 import { HealthController } from './interface/http/health.controller.js';
+import { loggerParams } from './interface/http/logging.js';
 import { HttpMetrics, MetricsController } from './interface/http/metrics.js';
-import { IdempotentResponses } from './interface/http/idempotent-responses.js';
-import { ShutdownState } from './interface/http/shutdown-state.js';
 import { PetsController } from './interface/http/pets.controller.js';
+import { ShutdownState } from './interface/http/shutdown-state.js';
 
-export type AppOptions = {
-  dataSource: DataSource;
-  /** Keys from API_KEYS, accepted besides the stored ones. */
-  environmentKeys: string[];
-  apiKeyCache?: ApiKeyCacheOptions;
-  rateLimits: RateLimits;
-  cursorSecret: string;
-};
+const CONFIG = petstoreConfig.KEY;
+const DATA_SOURCE = getDataSourceToken();
 
-/** The composition root: every port bound to its adapter, every use case built by hand, here and only here. */
-@Module({})
-export class AppModule {
-  static forRoot({ dataSource, environmentKeys, apiKeyCache, rateLimits, cursorSecret }: AppOptions): DynamicModule {
-    return {
-      module: AppModule,
-      controllers: [PetsController, HealthController, MetricsController],
-      providers: [
-        { provide: DataSource, useValue: dataSource },
-        { provide: PetRepository, useFactory: (ds: DataSource) => new TypeOrmPetRepository(ds), inject: [DataSource] },
-        { provide: IdempotencyStore, useFactory: (ds: DataSource) => new TypeOrmIdempotencyStore(ds), inject: [DataSource] },
-        { provide: DatabasePool, useFactory: (ds: DataSource) => new TypeOrmDatabasePool(ds), inject: [DataSource] },
-        { provide: HttpMetrics, useFactory: (pool: DatabasePool) => new HttpMetrics(pool), inject: [DatabasePool] },
-        { provide: ShutdownState, useValue: new ShutdownState() },
-        { provide: Readiness, useFactory: (ds: DataSource) => new DatabaseReadiness(ds), inject: [DataSource] },
-        { provide: ApiKeys, useValue: new TypeOrmApiKeys(dataSource, environmentKeys, apiKeyCache ?? DEFAULT_API_KEY_CACHE) },
-        { provide: RateLimits, useValue: rateLimits },
-        { provide: CursorCodec, useValue: new CursorCodec(cursorSecret) },
-        { provide: ListPets, useFactory: (pets: PetRepository) => new ListPets(pets), inject: [PetRepository] },
-        { provide: CreatePet, useFactory: (pets: PetRepository) => new CreatePet(pets), inject: [PetRepository] },
-        { provide: GetPet, useFactory: (pets: PetRepository) => new GetPet(pets), inject: [PetRepository] },
-        IdempotentResponses,
-        { provide: APP_GUARD, useClass: BearerKeyGuard },
-        { provide: APP_FILTER, useClass: ErrorFilter },
-      ],
-    };
-  }
+/** The PostgreSQL server, started (embedded) or waited for, before TypeORM connects to it. */
+@Module({
+  providers: [{ provide: DatabaseServer, inject: [CONFIG], useFactory: databaseServerFor }],
+  exports: [DatabaseServer],
+})
+export class DatabaseServerModule {}
+
+/**
+ * The composition root: every port bound to its adapter, every use case built by hand, here and
+ * only here. Tests replace providers (the configuration, the database server) with Nest's testing
+ * module, not with code paths of their own.
+ */
+@Module({
+  imports: [
+    ConfigModule.forRoot({ isGlobal: true, load: [petstoreConfig] }),
+    LoggerModule.forRootAsync({ inject: [CONFIG], useFactory: (config: Config) => loggerParams(config.log) }),
+    DatabaseServerModule,
+    TypeOrmModule.forRootAsync({
+      imports: [DatabaseServerModule],
+      inject: [DatabaseServer],
+      // No retries here: databaseServerFor already waited, with one line per try.
+      useFactory: (server: DatabaseServer) => ({ ...dataSourceOptions(server.url, server.schema), migrationsRun: true, retryAttempts: 0 }),
+    }),
+  ],
+  controllers: [PetsController, HealthController, MetricsController],
+  providers: [
+    { provide: PetRepository, inject: [DATA_SOURCE], useFactory: (ds: DataSource) => new TypeOrmPetRepository(ds.getRepository(PetRecord)) },
+    { provide: IdempotencyStore, inject: [DATA_SOURCE], useFactory: (ds: DataSource) => new TypeOrmIdempotencyStore(ds) },
+    { provide: DatabasePool, inject: [DATA_SOURCE], useFactory: (ds: DataSource) => new TypeOrmDatabasePool(ds) },
+    { provide: Readiness, inject: [DATA_SOURCE], useFactory: (ds: DataSource) => new DatabaseReadiness(ds) },
+    {
+      provide: ApiKeys,
+      inject: [DATA_SOURCE, CONFIG],
+      useFactory: (ds: DataSource, config: Config) =>
+        new TypeOrmApiKeys(ds.getRepository(ApiKeyRecord), config.apiKeys, { seconds: config.apiKeyCacheSeconds, maxEntries: 10_000 }),
+    },
+    { provide: RateLimits, inject: [CONFIG], useFactory: rateLimitsFor },
+    // Without CURSOR_SECRET, cursors are signed with a secret of this process only.
+    { provide: CursorCodec, inject: [CONFIG], useFactory: (config: Config) => new CursorCodec(config.cursorSecret ?? randomBytes(32).toString('hex')) },
+    { provide: HttpMetrics, inject: [DatabasePool], useFactory: (pool: DatabasePool) => new HttpMetrics(pool) },
+    ShutdownState,
+    { provide: ListPets, inject: [PetRepository], useFactory: (pets: PetRepository) => new ListPets(pets) },
+    { provide: CreatePet, inject: [PetRepository, IdempotencyStore], useFactory: (pets: PetRepository, store: IdempotencyStore) => new CreatePet(pets, store) },
+    { provide: GetPet, inject: [PetRepository], useFactory: (pets: PetRepository) => new GetPet(pets) },
+    { provide: APP_GUARD, useClass: BearerKeyGuard },
+    { provide: APP_FILTER, useClass: ErrorFilter },
+  ],
+})
+export class AppModule {}
+
+async function databaseServerFor(config: Config): Promise<DatabaseServer> {
+  const server = await openDatabaseServer(config);
+  const logger = new Logger('Database');
+  await waitForDatabase(server.url, config.databaseWaitSeconds, (line) => logger.warn(line));
+  return server;
+}
+
+function rateLimitsFor(config: Config): RateLimits {
+  if (config.rateLimit === null) return new NoRateLimits();
+  if (config.redisUrl === null) return new FlexibleRateLimits(config.rateLimit, null);
+  const redis = connectRedis(config.redisUrl);
+  const logger = new Logger('Redis');
+  redis.on('error', (error: Error) => logger.warn(`${error.message}; rate limits are counted per process meanwhile`));
+  return new FlexibleRateLimits(config.rateLimit, redis);
 }

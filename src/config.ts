@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { ConfigModule } from '@nestjs/config';
+import { registerAs } from '@nestjs/config';
 
 export type Config = {
   port: number;
@@ -8,6 +8,7 @@ export type Config = {
   databaseUrl: string | null;
   dataDir: string;
   apiKeys: string[];
+  /** The two servers of the OpenAPI document; relative (`/v1`) unless configured. */
   publicBaseUrl: string;
   stagingBaseUrl: string;
   /** Signs paging cursors; null: a random secret per process (cursors then do not survive a restart). */
@@ -21,6 +22,8 @@ export type Config = {
   log: { level: LogLevel; pretty: boolean };
   /** How long in-flight requests may take to finish after SIGTERM/SIGINT. */
   shutdownTimeoutSeconds: number;
+  /** How long a start waits, retrying with back-off, for a database that does not answer yet. */
+  databaseWaitSeconds: number;
 };
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -31,34 +34,24 @@ export class ConfigError extends Error {
 }
 
 /**
- * For every entry point (the service, npm run keys, the TypeORM CLI): @nestjs/config reads .env,
- * when there is one, into process.env (real variables win), then loadConfig checks it all.
+ * The configuration as a @nestjs/config namespace: ConfigModule reads `.env` (real environment
+ * variables win), then this checks it all once. Inject it with `@Inject(petstoreConfig.KEY)`.
  */
-export async function readConfig(): Promise<Config> {
-  const loaded: { config?: Config } = {};
-  await ConfigModule.forRoot({
-    validate: (env) => {
-      loaded.config = loadConfig(env);
-      return env;
-    },
-  });
-  if (loaded.config === undefined) throw new ConfigError('the configuration was not loaded');
-  return loaded.config;
-}
+export const petstoreConfig = registerAs('petstore', (): Config => loadConfig(process.env));
 
 /** Reads and checks the environment once. Throws ConfigError naming the variable at fault. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = readPort(env.PORT);
   const host = readHost(env.HOST);
-  const localBaseUrl = `http://localhost:${port}/v1`;
   return {
     port,
     host,
     databaseUrl: readDatabaseUrl(env.DATABASE_URL),
     dataDir: nonEmpty(env.DATA_DIR) ?? './data',
     apiKeys: (env.API_KEYS ?? '').split(',').map((key) => key.trim()).filter((key) => key.length > 0),
-    publicBaseUrl: readUrl('PUBLIC_BASE_URL', env.PUBLIC_BASE_URL) ?? localBaseUrl,
-    stagingBaseUrl: readUrl('STAGING_BASE_URL', env.STAGING_BASE_URL) ?? localBaseUrl,
+    // Relative, so that Swagger UI's "Try it out" calls the host and port the page came from.
+    publicBaseUrl: readUrl('PUBLIC_BASE_URL', env.PUBLIC_BASE_URL) ?? '/v1',
+    stagingBaseUrl: readUrl('STAGING_BASE_URL', env.STAGING_BASE_URL) ?? '/v1',
     cursorSecret: nonEmpty(env.CURSOR_SECRET),
     rateLimit: readSwitch('RATE_LIMIT', env.RATE_LIMIT)
       ? {
@@ -70,6 +63,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     apiKeyCacheSeconds: readPositiveInteger('API_KEY_CACHE_SECONDS', env.API_KEY_CACHE_SECONDS, 5),
     log: { level: readLogLevel(env.LOG_LEVEL), pretty: readLogFormat(env.LOG_FORMAT) === 'pretty' },
     shutdownTimeoutSeconds: readPositiveInteger('SHUTDOWN_TIMEOUT_SECONDS', env.SHUTDOWN_TIMEOUT_SECONDS, 10),
+    databaseWaitSeconds: readNonNegativeInteger('DATABASE_WAIT_SECONDS', env.DATABASE_WAIT_SECONDS, 30),
   };
 }
 
@@ -114,10 +108,11 @@ function readDatabaseUrl(value: string | undefined): string | null {
 function readUrl(name: string, value: string | undefined): string | null {
   const text = nonEmpty(value);
   if (text === null) return null;
-  if (!URL.canParse(text) || !/^https?:$/.test(new URL(text).protocol)) {
-    throw new ConfigError(`${name} must be an absolute http(s) URL, got "${text}"`);
+  const path = /^\/[^\s]*$/.test(text);
+  if (!path && (!URL.canParse(text) || !/^https?:$/.test(new URL(text).protocol))) {
+    throw new ConfigError(`${name} must be an absolute http(s) URL or a path such as /v1, got "${text}"`);
   }
-  return text.replace(/\/+$/, '');
+  return text.replace(/(.)\/+$/, '$1');
 }
 
 function readSwitch(name: string, value: string | undefined): boolean {
@@ -131,6 +126,13 @@ function readPositiveInteger(name: string, value: string | undefined, fallback: 
   const text = nonEmpty(value);
   if (text === null) return fallback;
   if (!/^\d{1,9}$/.test(text) || Number(text) < 1) throw new ConfigError(`${name} must be a positive integer, got "${text}"`);
+  return Number(text);
+}
+
+function readNonNegativeInteger(name: string, value: string | undefined, fallback: number): number {
+  const text = nonEmpty(value);
+  if (text === null) return fallback;
+  if (!/^\d{1,9}$/.test(text)) throw new ConfigError(`${name} must be a whole number, got "${text}"`);
   return Number(text);
 }
 

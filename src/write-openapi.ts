@@ -1,20 +1,25 @@
 // `npm run openapi`: writes the OpenAPI document the service serves to docs/openapi.json, without a
-// database (the app is built, never started, on a DataSource that is never connected).
+// database: the app is built with the database server and TypeORM's DataSource replaced by
+// stand-ins that are never connected.
 import { mkdir, writeFile } from 'node:fs/promises';
+import { Test } from '@nestjs/testing';
+import { getDataSourceToken } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { createApp } from './app.js';
-import { dataSourceOptions } from './infrastructure/database.js';
-import { NoRateLimits } from './infrastructure/rate-limits.js';
-import { openApiDocumentOf, SNAPSHOT_SERVERS } from './interface/http/openapi.js';
+import { APP_OPTIONS, configureApp } from './app.js';
+import { AppModule } from './app.module.js';
+import { loadConfig, petstoreConfig } from './config.js';
+import { DatabaseServer, dataSourceOptions } from './infrastructure/database.js';
+import { openApiDocumentOf } from './interface/http/openapi.js';
 
-const app = await createApp({
-  dataSource: new DataSource(dataSourceOptions('postgres://unused@127.0.0.1:1/none')),
-  environmentKeys: [],
-  rateLimits: new NoRateLimits(),
-  cursorSecret: 'unused',
-  servers: SNAPSHOT_SERVERS,
-  log: { level: 'error' },
-});
+const moduleRef = await Test.createTestingModule({ imports: [AppModule] })
+  .overrideProvider(petstoreConfig.KEY)
+  .useValue(loadConfig({ LOG_LEVEL: 'error' }))
+  .overrideProvider(DatabaseServer)
+  .useValue(new DatabaseServer('postgres://unused@127.0.0.1:1/none'))
+  .overrideProvider(getDataSourceToken())
+  .useValue(new DataSource(dataSourceOptions('postgres://unused@127.0.0.1:1/none')))
+  .compile();
+const app = await configureApp(moduleRef.createNestApplication(APP_OPTIONS));
 await mkdir('docs', { recursive: true });
 await writeFile('docs/openapi.json', `${JSON.stringify(openApiDocumentOf(app), null, 2)}\n`);
 await app.close();

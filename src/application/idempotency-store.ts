@@ -1,12 +1,8 @@
+import type { Pet } from '../domain/pet.js';
 import type { PetRepository } from '../domain/pet-repository.js';
 
-/** Who sent the request (a digest of its API key, never the key) and the Idempotency-Key it sent. */
-export type IdempotentRequest = { caller: string; key: string; fingerprint: string };
-
-/** What the first request was answered, kept to answer its retries identically. */
-export type StoredResponse = { status: number; body: string; location: string | null };
-
-export type IdempotentOutcome = { response: StoredResponse; replayed: boolean };
+/** A create the client may retry: who sent it (a digest of its API key, never the key), its Idempotency-Key, and what it asked for. */
+export type IdempotentCreate = { caller: string; key: string; fingerprint: string };
 
 /** A request with the same Idempotency-Key is still being processed. */
 export class IdempotencyConflictError extends Error {
@@ -16,7 +12,7 @@ export class IdempotencyConflictError extends Error {
   }
 }
 
-/** The Idempotency-Key was used before with a different request body. */
+/** The Idempotency-Key was used before with a different request. */
 export class IdempotencyKeyReusedError extends Error {
   constructor() {
     super('This Idempotency-Key was used with a different request body');
@@ -25,11 +21,11 @@ export class IdempotencyKeyReusedError extends Error {
 }
 
 /**
- * Runs a create at most once per (caller, key) within the retention period. `create` is given the
- * pets of the store's transaction, which also writes the record of its response: both are kept,
- * or neither (a failure leaves the key free for a retry). Throws IdempotencyConflictError or
- * IdempotencyKeyReusedError.
+ * Runs a create at most once per (caller, key) within the retention period and keeps the pet it
+ * created, so that a retry gets the same pet. `create` is given the pets of the store's
+ * transaction, which also writes the record: both are kept, or neither (a failure leaves the key
+ * free for a retry). Throws IdempotencyConflictError or IdempotencyKeyReusedError.
  */
 export abstract class IdempotencyStore {
-  abstract once(request: IdempotentRequest, create: (pets: PetRepository) => Promise<StoredResponse>): Promise<IdempotentOutcome>;
+  abstract once(request: IdempotentCreate, create: (pets: PetRepository) => Promise<Pet>): Promise<{ pet: Pet; replayed: boolean }>;
 }

@@ -18,7 +18,7 @@ beforeAll(async () => {
   // The document's servers must name this very server, so that "Try it out" calls it.
   const port = await freePort();
   const base = `http://127.0.0.1:${port}/v1`;
-  server = await startServer(database.dataSource, { port, servers: { production: base, staging: base } });
+  server = await startServer(database, { port, servers: { production: base, staging: base } });
   await fetch(`${server.url}/v1/pets`, { method: 'POST', headers: json, body: JSON.stringify({ name: 'Browser Rex', categoryId: 1 }) });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
   page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });

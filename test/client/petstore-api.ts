@@ -126,11 +126,11 @@ export interface operations {
     listPets: {
         parameters: {
             query?: {
-                /** @description Maximum number of animals returned. */
+                /** @description Maximum number of animals returned: decimal digits only. */
                 limit?: number;
                 /** @description Filters by availability status. */
                 status?: components["schemas"]["PetStatus"];
-                /** @description Opaque position from the `Link: <...>; rel="next"` header of the previous page. */
+                /** @description Opaque position from the `Link: <...>; rel="next"` header of the previous page. Only a cursor this service issued, for the same `status`, is accepted. */
                 cursor?: string;
             };
             header?: never;

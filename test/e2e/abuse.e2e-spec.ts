@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
+import { ApiKeyRecord } from '../../src/infrastructure/records.js';
 import { TypeOrmApiKeys } from '../../src/infrastructure/typeorm-api-keys.js';
 import { FlexibleRateLimits } from '../../src/infrastructure/rate-limits.js';
 import { openTestDatabase, type TestDatabase } from '../support/database.js';
@@ -17,7 +18,7 @@ afterAll(async () => {
 });
 
 async function serve(options: Parameters<typeof startServer>[1] = {}): Promise<TestServer> {
-  const server = await startServer(database.dataSource, options);
+  const server = await startServer(database, options);
   servers.push(server);
   return server;
 }
@@ -84,7 +85,7 @@ describe('stored keys over HTTP', () => {
   it('accepts an issued key, and every instance refuses it within the cache time once revoked', async () => {
     const a = await serve({ apiKeyCacheSeconds: 1 });
     const b = await serve({ apiKeyCacheSeconds: 1 });
-    const keys = new TypeOrmApiKeys(database.dataSource, []);
+    const keys = new TypeOrmApiKeys(database.dataSource.getRepository(ApiKeyRecord), []);
     const { id, key } = await keys.issue('e2e');
     const bearer = { Authorization: `Bearer ${key}` };
     expect((await list(a, bearer)).status).toBe(200);

@@ -1069,7 +1069,7 @@ async function runBatch(plans: Plan[]): Promise<void> {
 
 beforeAll(async () => {
   database = await openTestDatabase();
-  server = await startServer(database.dataSource);
+  server = await startServer(database);
 }, 120_000);
 afterAll(async () => {
   await server?.close();

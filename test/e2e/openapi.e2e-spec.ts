@@ -9,7 +9,7 @@ let document: any; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 beforeAll(async () => {
   database = await openTestDatabase();
-  server = await startServer(database.dataSource);
+  server = await startServer(database);
   document = await (await fetch(`${server.url}/openapi.json`)).json();
 });
 afterAll(async () => {

@@ -21,7 +21,7 @@ beforeAll(async () => {
   dataSource = new DataSource(dataSourceOptions(postgres.url));
   await dataSource.initialize();
   await dataSource.runMigrations();
-  server = await startServer(dataSource);
+  server = await startServer({ url: postgres.url });
 });
 afterAll(async () => {
   await server?.close();

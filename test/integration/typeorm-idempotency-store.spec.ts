@@ -1,4 +1,5 @@
-import { IdempotencyConflictError, IdempotencyKeyReusedError, type StoredResponse } from '../../src/application/idempotency-store.js';
+import { IdempotencyConflictError, IdempotencyKeyReusedError } from '../../src/application/idempotency-store.js';
+import type { Pet } from '../../src/domain/pet.js';
 import { TypeOrmIdempotencyStore } from '../../src/infrastructure/typeorm-idempotency-store.js';
 import type { PetRepository } from '../../src/domain/pet-repository.js';
 import { openTestDatabase, type TestDatabase } from '../support/database.js';
@@ -20,10 +21,9 @@ beforeEach(async () => {
 
 const request = { caller: 'caller-a', key: 'key-1', fingerprint: 'body-1' };
 
-/** The create the service runs: store a pet through the repository it is given, answer 201 with it. */
-async function createPet(into: PetRepository, name = 'Rex'): Promise<StoredResponse> {
-  const pet = await into.add(aNewPet({ name }));
-  return { status: 201, body: JSON.stringify(pet), location: `/v1/pets/${pet.id}` };
+/** The create the service runs: store a pet through the repository it is given. */
+function createPet(into: PetRepository, name = 'Rex'): Promise<Pet> {
+  return into.add(aNewPet({ name }));
 }
 
 async function count(table: 'pets' | 'idempotency_keys'): Promise<number> {
@@ -32,12 +32,12 @@ async function count(table: 'pets' | 'idempotency_keys'): Promise<number> {
 }
 
 describe('TypeOrmIdempotencyStore', () => {
-  it('runs the create once and replays its response for the same key and body', async () => {
+  it('runs the create once and gives a retry with the same key and body the pet it created', async () => {
     const first = await store.once(request, (tx) => createPet(tx));
     const second = await store.once(request, (tx) => createPet(tx, 'never stored'));
 
-    expect(first.replayed).toBe(false);
-    expect(second).toEqual({ replayed: true, response: first.response });
+    expect(first).toEqual({ replayed: false, pet: expect.objectContaining({ name: 'Rex' }) });
+    expect(second).toEqual({ replayed: true, pet: first.pet });
     expect(await count('pets')).toBe(1);
   });
 
@@ -103,7 +103,7 @@ describe('TypeOrmIdempotencyStore', () => {
     expect(await database.dataSource.query(`SELECT key FROM idempotency_keys`)).toEqual([{ key: 'key-1' }]);
   });
 
-  it('keeps a response for 24 hours', async () => {
+  it('keeps a record for 24 hours', async () => {
     await store.once(request, (tx) => createPet(tx));
 
     const [row] = await database.dataSource.query(`SELECT extract(epoch FROM expires_at - created_at)::int AS seconds FROM idempotency_keys`);

@@ -1,38 +1,55 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import { Test } from '@nestjs/testing';
+import { PARAMS_PROVIDER_TOKEN } from 'nestjs-pino';
 import type { DestinationStream } from 'pino';
-import { DataSource } from 'typeorm';
-import { dataSourceOptions } from '../../src/infrastructure/database.js';
-import { createApp } from '../../src/app.js';
+import { APP_OPTIONS, configureApp } from '../../src/app.js';
+import { AppModule } from '../../src/app.module.js';
+import { loadConfig, petstoreConfig } from '../../src/config.js';
+import { DatabaseServer } from '../../src/infrastructure/database.js';
 import { findFreePort } from '../../src/infrastructure/embedded-postgres.js';
+import { NoRateLimits } from '../../src/infrastructure/rate-limits.js';
+import { RateLimits } from '../../src/application/rate-limits.js';
+import { loggerParams } from '../../src/interface/http/logging.js';
 import { openTestDatabase, type TestDatabase } from './database.js';
 import { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
-import type { RateLimits } from '../../src/application/rate-limits.js';
-import { NoRateLimits } from '../../src/infrastructure/rate-limits.js';
 
 export const TEST_API_KEY = 'test-key-0123456789abcdef0123456789';
 
 export type TestServer = { url: string; app: NestExpressApplication; close(): Promise<void> };
 
-/** createApp() — the same stack main.ts runs — listening on a free port. */
-export async function startServer(
-  dataSource: DataSource,
-  options: {
-    rateLimits?: RateLimits;
-    apiKeyCacheSeconds?: number;
-    servers?: { production: string; staging: string };
-    port?: number;
-    log?: DestinationStream;
-  } = {},
-): Promise<TestServer> {
-  const app = await createApp({
-    dataSource,
-    environmentKeys: [TEST_API_KEY, 'second-test-key-abcdefghijklmnop'],
-    apiKeyCache: { seconds: options.apiKeyCacheSeconds ?? 5, maxEntries: 1000 },
-    rateLimits: options.rateLimits ?? new NoRateLimits(),
-    cursorSecret: 'test-cursor-secret',
-    servers: options.servers ?? { production: 'https://petstore.example.com/v1', staging: 'https://staging.petstore.example.com/v1' },
-    log: options.log ? { level: 'trace', destination: options.log } : { level: 'silent' },
+export type ServerOptions = {
+  rateLimits?: RateLimits;
+  apiKeyCacheSeconds?: number;
+  servers?: { production: string; staging: string };
+  port?: number;
+  log?: DestinationStream;
+};
+
+/**
+ * The service's own AppModule and HTTP stack (configureApp, as main.ts runs it) listening on a free
+ * port, with the test's configuration and database put in place through Nest's testing module.
+ */
+export async function startServer(database: { url: string; schema?: string }, options: ServerOptions = {}): Promise<TestServer> {
+  const servers = options.servers ?? { production: 'https://petstore.example.com/v1', staging: 'https://staging.petstore.example.com/v1' };
+  const config = loadConfig({
+    API_KEYS: `${TEST_API_KEY},second-test-key-abcdefghijklmnop`,
+    API_KEY_CACHE_SECONDS: String(options.apiKeyCacheSeconds ?? 5),
+    CURSOR_SECRET: 'test-cursor-secret',
+    PUBLIC_BASE_URL: servers.production,
+    STAGING_BASE_URL: servers.staging,
+    LOG_LEVEL: options.log ? 'trace' : 'silent',
   });
+  const moduleRef = await Test.createTestingModule({ imports: [AppModule] })
+    .overrideProvider(petstoreConfig.KEY)
+    .useValue(config)
+    .overrideProvider(DatabaseServer)
+    .useValue(new DatabaseServer(database.url, database.schema))
+    .overrideProvider(RateLimits)
+    .useValue(options.rateLimits ?? new NoRateLimits())
+    .overrideProvider(PARAMS_PROVIDER_TOKEN)
+    .useValue(loggerParams(config.log, options.log))
+    .compile();
+  const app = await configureApp(moduleRef.createNestApplication<NestExpressApplication>(APP_OPTIONS));
   await app.listen(options.port ?? 0, '127.0.0.1');
   const address: unknown = app.getHttpServer().address();
   if (typeof address !== 'object' || address === null || !('port' in address)) throw new Error('the server is not listening on TCP');
@@ -58,25 +75,20 @@ export class ServiceUnderTest {
  * closed after the last; the tables are emptied before each test. `throughProxy` puts a TCP proxy
  * the test controls between the service and PostgreSQL, so the database can "go away".
  */
-export function useService(options: Parameters<typeof startServer>[1] & { throughProxy?: boolean } = {}): ServiceUnderTest {
+export function useService(options: ServerOptions & { throughProxy?: boolean } = {}): ServiceUnderTest {
   const service = new ServiceUnderTest();
-  let serviceDataSource: DataSource | null = null;
   beforeAll(async () => {
     service.database = await openTestDatabase();
-    serviceDataSource = service.database.dataSource;
+    let url = service.database.url;
     if (options.throughProxy) {
       service.proxy = await startTcpProxy(service.database.url);
-      serviceDataSource = new DataSource(dataSourceOptions(service.proxy.url, service.database.schema));
-      await serviceDataSource.initialize();
+      url = service.proxy.url;
     }
-    service.server = await startServer(serviceDataSource, options);
+    service.server = await startServer({ url, schema: service.database.schema }, options);
   });
   afterAll(async () => {
     await service.server?.close();
-    if (options.throughProxy) {
-      await serviceDataSource?.destroy();
-      await service.proxy?.close();
-    }
+    if (options.throughProxy) await service.proxy?.close();
     await service.database?.close();
   });
   beforeEach(async () => {

@@ -43,9 +43,3 @@ describe('the dependency rule', () => {
     expect(importsOf(path.join(SRC, 'application/create-pet.ts'))).toContain('../domain/pet.js');
   });
 });
-
-describe('start-up order', () => {
-  it('main.ts imports v8-tuning before anything else, so its V8 flag is set before the service is loaded', () => {
-    expect(importsOf(path.join(SRC, 'main.ts'))[0]).toBe('./v8-tuning.js');
-  });
-});

@@ -18,7 +18,9 @@ describe('loadConfig', () => {
       databaseUrl: null,
       dataDir: './data',
       apiKeys: [],
-      publicBaseUrl: 'http://localhost:3000/v1',
+      publicBaseUrl: '/v1',
+      stagingBaseUrl: '/v1',
+      databaseWaitSeconds: 30,
       rateLimit: { perKeyPerMinute: 1200, failedAuthenticationsPerMinute: 20 },
       log: { level: 'info', pretty: false },
       shutdownTimeoutSeconds: 10,
@@ -43,6 +45,7 @@ describe('loadConfig', () => {
       LOG_LEVEL: 'DEBUG',
       LOG_FORMAT: 'pretty',
       SHUTDOWN_TIMEOUT_SECONDS: '30',
+      DATABASE_WAIT_SECONDS: '0',
     });
 
     expect(config).toEqual({
@@ -59,6 +62,7 @@ describe('loadConfig', () => {
       cursorSecret: 'cursor-secret',
       log: { level: 'debug', pretty: true },
       shutdownTimeoutSeconds: 30,
+      databaseWaitSeconds: 0,
     });
     expect(loadConfig({ RATE_LIMIT: 'off' }).rateLimit).toBeNull();
   });

@@ -5,7 +5,6 @@ import { IdempotencyConflictError, IdempotencyKeyReusedError } from '../../appli
 import { InvalidPetError, PetNotFoundError, StoreUnavailableError } from '../../domain/errors.js';
 import { ApiError, ERROR_CODES, type ErrorCode, type ErrorResponse } from './api-error.js';
 import { JSON_BODY_LIMIT } from './json-body.guard.js';
-import { requestIdOf } from './request-telemetry.js';
 
 /** Seconds a client should wait before retrying when the database does not answer. */
 export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
@@ -17,7 +16,7 @@ export type ErrorReply = { body: ErrorResponse; headers: Record<string, string> 
  * ApiError, then domain and application errors, then framework and body-parser errors, then anything else as a
  * 500 that reveals nothing.
  */
-export function toErrorResponse(exception: unknown, request: { method: string; path: string }): ErrorReply {
+export function toErrorResponse(exception: unknown, request: { method: string; originalUrl: string }): ErrorReply {
   if (exception instanceof ApiError) return reply(exception.status, exception.message, exception.headers);
   if (exception instanceof PetNotFoundError) return reply(404, `Pet ${exception.id} does not exist`);
   if (exception instanceof InvalidPetError) return reply(400, `Invalid request body: ${exception.problems.join('; ')}`);
@@ -55,11 +54,11 @@ function httpStatusOf(exception: unknown): number | null {
   return null;
 }
 
-function clientErrorMessage(status: number, exception: unknown, request: { method: string; path: string }): string {
+function clientErrorMessage(status: number, exception: unknown, request: { method: string; originalUrl: string }): string {
   const type = typeof exception === 'object' && exception !== null && 'type' in exception ? exception.type : null;
   switch (status) {
     case 404:
-      return `No route for ${request.method} ${request.path.slice(0, 200)}`;
+      return `No route for ${request.method} ${pathOf(request).slice(0, 200)}`;
     case 413:
       return `Request body exceeds the ${JSON_BODY_LIMIT / 1024} KiB limit`;
     case 415:
@@ -71,6 +70,11 @@ function clientErrorMessage(status: number, exception: unknown, request: { metho
   if (type === 'encoding.invalid') return 'Request body is not valid UTF-8';
   if (exception instanceof Error && /^Failed to decode param/.test(exception.message)) return 'Request path is not valid percent-encoded UTF-8';
   return 'Invalid request';
+}
+
+/** The path as the client sent it (under /v1 too), without the query. */
+function pathOf(request: { originalUrl: string }): string {
+  return request.originalUrl.split('?', 1)[0] ?? '';
 }
 
 const logger = new Logger('ErrorFilter');
@@ -85,10 +89,10 @@ const STALE_HEADERS = ['Content-Type', 'Content-Range', 'Content-Disposition', '
 export function answerWithError(exception: unknown, request: Request, response: Response): void {
   const { body, headers } = toErrorResponse(exception, request);
   if (body.status === 503) {
-    logger.warn(`${request.method} ${request.path} (request ${requestIdOf(request)}): database unavailable`);
+    logger.warn(`${request.method} ${pathOf(request)}: database unavailable`);
   } else if (body.status >= 500) {
     // The stack goes to the log, never to the client.
-    logger.error(`${request.method} ${request.path} (request ${requestIdOf(request)}) failed`, exception instanceof Error ? exception.stack : String(exception));
+    logger.error(`${request.method} ${pathOf(request)} failed`, exception instanceof Error ? exception.stack : String(exception));
   }
   if (response.headersSent) {
     response.end();

@@ -1,4 +1,5 @@
 import { Controller, Get, Header } from '@nestjs/common';
+import type { NextFunction, Request, Response } from 'express';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { DatabasePool } from '../../application/database-pool.js';
@@ -46,6 +47,30 @@ export class HttpMetrics {
     this.requests.inc(labels);
     this.duration.observe(labels, seconds);
   }
+}
+
+/** Observes every request, whatever answers it (a route, the guard, a 404 outside /v1). */
+export function observeRequests(metrics: HttpMetrics) {
+  return (request: Request, response: Response, next: NextFunction): void => {
+    const started = process.hrtime.bigint();
+    response.once('close', () => {
+      // 499: the client went away before the answer was complete (nginx's convention).
+      const status = response.writableFinished ? response.statusCode : 499;
+      metrics.observe(request.method, routeOf(request), status, Number(process.hrtime.bigint() - started) / 1e9);
+    });
+    next();
+  };
+}
+
+/**
+ * The route pattern that answered (`/v1/pets/:petId`), never the raw path with its ids and query;
+ * `unmatched` for paths no route of ours matched (Nest's catch-all included), so values stay few.
+ */
+export function routeOf(request: object): string {
+  const route: unknown = Reflect.get(request, 'route');
+  const baseUrl: unknown = Reflect.get(request, 'baseUrl');
+  const path = typeof route === 'object' && route !== null && 'path' in route ? route.path : null;
+  return typeof path === 'string' && !path.includes('*') ? `${typeof baseUrl === 'string' ? baseUrl : ''}${path}` : 'unmatched';
 }
 
 /**

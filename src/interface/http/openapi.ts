@@ -115,8 +115,8 @@ export const GetPetDocs = () =>
     ApiExtraModels(PetResponse),
   );
 
-/** The servers of the committed snapshot (docs/openapi.json): config.ts's defaults for PORT 3000. */
-export const SNAPSHOT_SERVERS = { production: 'http://localhost:3000/v1', staging: 'http://localhost:3000/v1' };
+/** The servers of the committed snapshot (docs/openapi.json): config.ts's defaults. */
+export const SNAPSHOT_SERVERS = { production: '/v1', staging: '/v1' };
 
 export function buildOpenApiDocument(app: INestApplication, servers: { production: string; staging: string }): OpenAPIObject {
   const config = new DocumentBuilder()

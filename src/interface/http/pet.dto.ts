@@ -1,10 +1,8 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
-import type { PipeTransform } from '@nestjs/common';
 import { ValidateIf } from 'class-validator';
 import { PAGE_LIMIT } from '../../application/list-pets.js';
 import { categoryIdProblems, MAX_CATEGORY_ID, nameProblems, PET_NAME_MAX_LENGTH, statusProblems, type Pet } from '../../domain/pet.js';
-import { isPetStatus, PET_STATUSES, type PetStatus } from '../../domain/pet-status.js';
-import { ApiError } from './api-error.js';
+import { PET_STATUSES, type PetStatus } from '../../domain/pet-status.js';
 import { SatisfiesRule } from './validation.js';
 
 @ApiSchema({ name: 'NewPet', description: 'An animal to add to the store.' })
@@ -57,37 +55,22 @@ function cursorProblems(value: unknown): string[] {
   return typeof value === 'string' ? [] : ['cursor must be a string'];
 }
 
-/** The query of listPets. The decorators describe it to OpenAPI; parseListPetsQuery checks it. */
+const given = (_query: object, value: unknown): boolean => value !== undefined;
+
+/** The query of listPets: each parameter at most once, checked by the same rule functions as the domain. */
 export class ListPetsQuery {
-  @ApiPropertyOptional({ description: 'Maximum number of animals returned.', type: 'integer', format: 'int32', minimum: PAGE_LIMIT.min, maximum: PAGE_LIMIT.max, default: PAGE_LIMIT.default })
+  @ApiPropertyOptional({ description: 'Maximum number of animals returned: decimal digits only.', type: 'integer', format: 'int32', minimum: PAGE_LIMIT.min, maximum: PAGE_LIMIT.max, default: PAGE_LIMIT.default })
+  @ValidateIf(given)
+  @SatisfiesRule(onlyOnce('limit', limitProblems))
   limit?: string;
 
   @ApiPropertyOptional({ description: 'Filters by availability status.', enum: PET_STATUSES, enumName: 'PetStatus' })
+  @ValidateIf(given)
+  @SatisfiesRule(onlyOnce('status', statusProblems))
   status?: PetStatus;
 
-  @ApiPropertyOptional({ description: 'Opaque position from the `Link: <...>; rel="next"` header of the previous page.' })
+  @ApiPropertyOptional({ description: 'Opaque position from the `Link: <...>; rel="next"` header of the previous page. Only a cursor this service issued, for the same `status`, is accepted.' })
+  @ValidateIf(given)
+  @SatisfiesRule(onlyOnce('cursor', cursorProblems))
   cursor?: string;
 }
-
-/**
- * Checks the query with the same rule functions, without class-transformer and class-validator:
- * three flat parameters do not need them, and they were ~5% of a list request in the profile.
- * Unknown parameters are ignored; one 400 names every offending one.
- */
-export const parseListPetsQuery: PipeTransform<unknown, ListPetsQuery> = {
-  transform(query: unknown): ListPetsQuery {
-    const param = (name: string): unknown => (typeof query === 'object' && query !== null ? Reflect.get(query, name) : undefined);
-    const [limit, status, cursor] = [param('limit'), param('status'), param('cursor')];
-    const problems = [
-      ...(limit === undefined ? [] : onlyOnce('limit', limitProblems)(limit)),
-      ...(status === undefined ? [] : onlyOnce('status', statusProblems)(status)),
-      ...(cursor === undefined ? [] : onlyOnce('cursor', cursorProblems)(cursor)),
-    ];
-    if (problems.length > 0) throw new ApiError(400, `Invalid query: ${problems.join('; ')}`);
-    return {
-      ...(typeof limit === 'string' ? { limit } : {}),
-      ...(isPetStatus(status) ? { status } : {}),
-      ...(typeof cursor === 'string' ? { cursor } : {}),
-    };
-  },
-};

@@ -1,17 +1,19 @@
-import { All, Body, Controller, Get, HttpCode, Param, Post, Query, Req, Res, UseGuards } from '@nestjs/common';
+import { All, Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Req, Res, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiExcludeEndpoint, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { CreatePet } from '../../application/create-pet.js';
+import { CreatePet, type RetryKey } from '../../application/create-pet.js';
 import { GetPet } from '../../application/get-pet.js';
 import { ListPets, PAGE_LIMIT } from '../../application/list-pets.js';
 import { MAX_PET_ID } from '../../domain/pet.js';
 import { ApiError } from './api-error.js';
+import { callerOf } from './bearer-key.guard.js';
 import { CursorCodec } from './cursor.js';
-import { IdempotentResponses } from './idempotent-responses.js';
 import { JsonBodyGuard } from './json-body.guard.js';
 import { CreatePetDocs, GetPetDocs, ListPetsDocs } from './openapi.js';
-import { ListPetsQuery, NewPetRequest, parseListPetsQuery, type PetResponse, toPetResponse } from './pet.dto.js';
-import { bodyValidation } from './validation.js';
+import { ListPetsQuery, NewPetRequest, type PetResponse, toPetResponse } from './pet.dto.js';
+import { BodyValidationPipe, QueryValidationPipe } from './validation.js';
+
+const VISIBLE_ASCII = /^[\x21-\x7e]{1,255}$/;
 
 @ApiTags('pets')
 @ApiBearerAuth('bearerAuth')
@@ -22,12 +24,11 @@ export class PetsController {
     private readonly createPet: CreatePet,
     private readonly getPet: GetPet,
     private readonly cursors: CursorCodec,
-    private readonly idempotency: IdempotentResponses,
   ) {}
 
   @Get()
   @ListPetsDocs()
-  async list(@Query(parseListPetsQuery) query: ListPetsQuery, @Res({ passthrough: true }) response: Response): Promise<PetResponse[]> {
+  async list(@Query(QueryValidationPipe) query: ListPetsQuery, @Res({ passthrough: true }) response: Response): Promise<PetResponse[]> {
     const limit = query.limit === undefined ? PAGE_LIMIT.default : Number(query.limit);
     const afterId = query.cursor === undefined ? undefined : this.cursors.decode(query.cursor, query.status);
     const page = await this.listPets.execute({ status: query.status, limit, afterId });
@@ -40,17 +41,22 @@ export class PetsController {
     return page.pets.map(toPetResponse);
   }
 
-  /** The body is read by JsonBodyGuard (after the bearer-key guard) and checked by bodyValidation before this runs. */
+  /** The body is read by JsonBodyGuard, after the bearer-key guard: a caller without a key gets 401 whatever it sent. */
   @Post()
   @HttpCode(201)
   @UseGuards(JsonBodyGuard)
   @CreatePetDocs()
-  async create(@Body(bodyValidation) body: NewPetRequest, @Req() request: Request, @Res({ passthrough: true }) response: Response): Promise<PetResponse> {
-    return this.idempotency.once(request, response, 201, async (pets) => {
-      const pet = await this.createPet.execute({ name: body.name, categoryId: body.categoryId, status: body.status }, pets);
-      response.location(`/v1/pets/${pet.id}`);
-      return toPetResponse(pet);
-    });
+  async create(
+    @Body(BodyValidationPipe) body: NewPetRequest,
+    @Headers('idempotency-key') idempotencyKey: string | string[] | undefined,
+    @Req() request: Request,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<PetResponse> {
+    const retry = retryKeyOf(idempotencyKey, request);
+    const { pet, replayed } = await this.createPet.execute({ name: body.name, categoryId: body.categoryId, status: body.status }, retry);
+    response.location(`/v1/pets/${pet.id}`);
+    if (replayed) response.setHeader('Idempotent-Replayed', 'true');
+    return toPetResponse(pet);
   }
 
   /** Deprecated; Sunset and Deprecation headers are set by announceGetPetDeprecation (see app.ts). */
@@ -71,6 +77,15 @@ export class PetsController {
   itemMethodNotAllowed(): never {
     throw new ApiError(405, 'Method not allowed on /v1/pets/{petId}: use GET', { Allow: 'GET' });
   }
+}
+
+/** Idempotency-Key (IETF draft "The Idempotency-Key HTTP Header Field"), scoped to the API key that sent it. */
+function retryKeyOf(header: string | string[] | undefined, request: Request): RetryKey | undefined {
+  if (header === undefined) return undefined;
+  if (typeof header !== 'string' || !VISIBLE_ASCII.test(header)) {
+    throw new ApiError(400, 'Idempotency-Key header must be 1 to 255 visible ASCII characters, sent once');
+  }
+  return { caller: callerOf(request), key: header };
 }
 
 /** An id that is not a positive int64 a JSON number can carry cannot belong to any pet: 404, not 400. */

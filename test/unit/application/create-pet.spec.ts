@@ -1,22 +1,80 @@
 import { CreatePet } from '../../../src/application/create-pet.js';
+import { IdempotencyConflictError, IdempotencyKeyReusedError } from '../../../src/application/idempotency-store.js';
 import { InvalidPetError } from '../../../src/domain/errors.js';
+import type { Pet } from '../../../src/domain/pet.js';
+import { PetRepository } from '../../../src/domain/pet-repository.js';
+import { InMemoryIdempotencyStore } from '../../support/in-memory-idempotency-store.js';
 import { InMemoryPetRepository } from '../../support/in-memory-pet-repository.js';
+
+function createPetWith(pets: PetRepository = new InMemoryPetRepository()) {
+  return { pets, createPet: new CreatePet(pets, new InMemoryIdempotencyStore(pets)) };
+}
+
+const retry = { caller: 'caller-a', key: 'key-1' };
 
 describe('CreatePet', () => {
   it('gives a new pet the status "available" when none is sent', async () => {
-    const pets = new InMemoryPetRepository();
+    const { pets, createPet } = createPetWith();
 
-    const created = await new CreatePet(pets).execute({ name: 'Rex', categoryId: 1 });
+    const { pet, replayed } = await createPet.execute({ name: 'Rex', categoryId: 1 });
 
-    expect(created).toEqual({ id: 1, name: 'Rex', categoryId: 1, status: 'available' });
-    expect(await pets.findById(created.id)).toEqual(created);
+    expect(pet).toEqual({ id: 1, name: 'Rex', categoryId: 1, status: 'available' });
+    expect(replayed).toBe(false);
+    expect(await pets.findById(pet.id)).toEqual(pet);
   });
 
-  it('stores nothing when the pet is invalid', async () => {
-    const pets = new InMemoryPetRepository();
+  it('stores nothing when the pet is invalid, with or without a retry key', async () => {
+    const { pets, createPet } = createPetWith();
 
-    await expect(new CreatePet(pets).execute({ name: ' ', categoryId: 1 })).rejects.toBeInstanceOf(InvalidPetError);
+    await expect(createPet.execute({ name: ' ', categoryId: 1 })).rejects.toBeInstanceOf(InvalidPetError);
+    await expect(createPet.execute({ name: 'Rex', categoryId: 0 }, retry)).rejects.toBeInstanceOf(InvalidPetError);
 
     expect(await pets.list({ limit: 10 })).toEqual([]);
+  });
+
+  it('answers a retry with the same key and request with the pet the first one created, and creates nothing', async () => {
+    const { pets, createPet } = createPetWith();
+    const first = await createPet.execute({ name: 'Rex', categoryId: 1 }, retry);
+
+    const again = await createPet.execute({ name: 'Rex', categoryId: 1 }, retry);
+
+    expect(again).toEqual({ pet: first.pet, replayed: true });
+    expect(await pets.list({ limit: 10 })).toHaveLength(1);
+  });
+
+  it('refuses the same key with another request, and a status sent is not the same as one omitted', async () => {
+    const { createPet } = createPetWith();
+    await createPet.execute({ name: 'Rex', categoryId: 1 }, retry);
+
+    await expect(createPet.execute({ name: 'Max', categoryId: 1 }, retry)).rejects.toBeInstanceOf(IdempotencyKeyReusedError);
+    await expect(createPet.execute({ name: 'Rex', categoryId: 1, status: 'available' }, retry)).rejects.toBeInstanceOf(IdempotencyKeyReusedError);
+  });
+
+  it('keeps keys of different callers apart', async () => {
+    const { pets, createPet } = createPetWith();
+    await createPet.execute({ name: 'Rex', categoryId: 1 }, retry);
+
+    const other = await createPet.execute({ name: 'Max', categoryId: 2 }, { ...retry, caller: 'caller-b' });
+
+    expect(other.replayed).toBe(false);
+    expect(await pets.list({ limit: 10 })).toHaveLength(2);
+  });
+
+  it('refuses a second request while the first with the same key is in flight', async () => {
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    class SlowPets extends InMemoryPetRepository {
+      override async add(pet: Parameters<PetRepository['add']>[0]): Promise<Pet> {
+        await gate;
+        return super.add(pet);
+      }
+    }
+    const { createPet } = createPetWith(new SlowPets());
+
+    const first = createPet.execute({ name: 'Rex', categoryId: 1 }, retry);
+    await expect(createPet.execute({ name: 'Rex', categoryId: 1 }, retry)).rejects.toBeInstanceOf(IdempotencyConflictError);
+    release();
+
+    expect((await first).replayed).toBe(false);
   });
 });

@@ -4,7 +4,7 @@ import { InvalidPetError, PetNotFoundError, StoreUnavailableError } from '../../
 import { ApiError } from '../../../src/interface/http/api-error.js';
 import { toErrorResponse } from '../../../src/interface/http/error.filter.js';
 
-const request = { method: 'GET', path: '/v1/somewhere' };
+const request = { method: 'GET', originalUrl: '/v1/somewhere?x=1' };
 
 /** What body-parser and the Express router throw: http-errors objects. */
 function httpError(status: number, type: string, message = 'x'): Error {

@@ -1,26 +1,51 @@
-import { issueFirstRunKey } from '../../../src/interface/cli/first-run-key.js';
+import { mkdtemp, readdir, readFile, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { announceFirstRunKey } from '../../../src/interface/cli/first-run-key.js';
 import { InMemoryApiKeys } from '../../support/in-memory-api-keys.js';
 
-describe('issueFirstRunKey', () => {
-  it('issues, stores and prints one key when none exists', async () => {
+async function announce(keys: InMemoryApiKeys, embedded: boolean) {
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'first-run-key-'));
+  const printed: string[] = [];
+  const logged: string[] = [];
+  await announceFirstRunKey(keys, { embedded, dataDir, log: (line) => logged.push(line), print: (text) => printed.push(text) });
+  return { dataDir, printed: printed.join(''), logged };
+}
+
+describe('announceFirstRunKey', () => {
+  it('on the embedded database issues, stores and prints one key when none exists', async () => {
     const keys = new InMemoryApiKeys();
-    const printed: string[] = [];
 
-    await issueFirstRunKey(keys, (text) => printed.push(text));
+    const { printed, logged, dataDir } = await announce(keys, true);
 
-    expect(printed.join('')).toContain('API key: key-1');
+    expect(printed).toContain('API key: key-1');
+    expect(logged).toEqual([]);
+    expect(await readdir(dataDir)).toEqual([]);
     expect(await keys.identify('key-1')).not.toBeNull();
     expect(await keys.list()).toEqual([expect.objectContaining({ label: 'first run' })]);
+  });
+
+  it('on a server database writes the key to a file only its owner can read, and logs where, never the key', async () => {
+    const keys = new InMemoryApiKeys();
+
+    const { printed, logged, dataDir } = await announce(keys, false);
+
+    const file = path.join(dataDir, 'first-run-api-key-1');
+    expect(printed).toBe('');
+    expect(await readFile(file, 'utf8')).toBe('key-1\n');
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+    expect(logged).toEqual([expect.stringContaining(file)]);
+    expect(logged.join('')).not.toContain('key-1\n');
+    expect(await keys.identify('key-1')).not.toBeNull();
   });
 
   it('does nothing when a usable key exists', async () => {
     const keys = new InMemoryApiKeys();
     await keys.issue('ci');
-    const printed: string[] = [];
 
-    await issueFirstRunKey(keys, (text) => printed.push(text));
+    const { printed, logged } = await announce(keys, true);
 
-    expect(printed).toEqual([]);
+    expect([printed, logged]).toEqual(['', []]);
     expect(await keys.list()).toHaveLength(1);
   });
 
@@ -29,7 +54,7 @@ describe('issueFirstRunKey', () => {
     await keys.issue('old');
     await keys.revoke(1);
 
-    await issueFirstRunKey(keys, () => undefined);
+    await announce(keys, true);
 
     expect(await keys.identify('key-2')).not.toBeNull();
   });

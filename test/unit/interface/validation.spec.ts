@@ -1,9 +1,9 @@
 import { ApiError } from '../../../src/interface/http/api-error.js';
-import { NewPetRequest, parseListPetsQuery } from '../../../src/interface/http/pet.dto.js';
-import { bodyValidation } from '../../../src/interface/http/validation.js';
+import { ListPetsQuery, NewPetRequest } from '../../../src/interface/http/pet.dto.js';
+import { BodyValidationPipe, QueryValidationPipe } from '../../../src/interface/http/validation.js';
 
-const validateBody = (value: unknown) => bodyValidation.transform(value, { type: 'body', metatype: NewPetRequest });
-const validateQuery = async (value: unknown) => parseListPetsQuery.transform(value, { type: 'query' });
+const validateBody = (value: unknown) => new BodyValidationPipe().transform(value, { type: 'body', metatype: NewPetRequest });
+const validateQuery = (value: unknown) => new QueryValidationPipe().transform(value, { type: 'query', metatype: ListPetsQuery });
 
 describe('request validation', () => {
   it('accepts a valid NewPet', async () => {
@@ -19,13 +19,21 @@ describe('request validation', () => {
   });
 
   it('refuses an id in the body', async () => {
-    await expect(validateBody({ id: 5, name: 'Rex', categoryId: 1 })).rejects.toMatchObject({ message: 'Invalid request body: id is not a known field' });
+    await expect(validateBody({ id: 5, name: 'Rex', categoryId: 1 })).rejects.toMatchObject({ message: 'Invalid request body: "id" is not a known field' });
+  });
+
+  it('quotes and shortens an odd field name so that the message stays readable', async () => {
+    await expect(validateBody({ '': 1, name: 'Rex', categoryId: 1 })).rejects.toMatchObject({ message: 'Invalid request body: "" is not a known field' });
+    await expect(validateBody({ ['x'.repeat(100)]: 1, name: 'Rex', categoryId: 1 })).rejects.toMatchObject({
+      message: `Invalid request body: "${'x'.repeat(40)}…" is not a known field`,
+    });
+    await expect(validateBody({ 'a"b\n': 1, name: 'Rex', categoryId: 1 })).rejects.toMatchObject({ message: String.raw`Invalid request body: "a\"b\n" is not a known field` });
   });
 
   it.each([['constructor'], ['toString'], ['__proto__'], ['hasOwnProperty']])('refuses a field named like an Object.prototype member: %s', async (field) => {
     const body = JSON.parse(`{"name":"Rex","categoryId":1,"${field}":{"admin":true}}`);
 
-    await expect(validateBody(body)).rejects.toMatchObject({ message: `Invalid request body: ${field} is not a known field` });
+    await expect(validateBody(body)).rejects.toMatchObject({ message: `Invalid request body: "${field}" is not a known field` });
   });
 
   it.each([

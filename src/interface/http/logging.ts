@@ -1,0 +1,43 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { RequestMethod } from '@nestjs/common';
+import type { Params } from 'nestjs-pino';
+import type { Options } from 'pino-http';
+import { type DestinationStream, pino } from 'pino';
+import type { LogLevel } from '../../config.js';
+import { routeOf } from './metrics.js';
+
+const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/**
+ * nestjs-pino (pino-http underneath): Nest's own lines and one line per request, as JSON lines on
+ * stdout (`pretty` for people). The request line holds the request id, method, route pattern,
+ * status and duration, nothing else: no headers (Authorization), no query, no body.
+ */
+export function loggerParams(log: { level: LogLevel; pretty: boolean }, destination?: DestinationStream): Params {
+  const options: NonNullable<Options<IncomingMessage, ServerResponse>> = {
+        level: log.level,
+        // The client's X-Request-Id when sane, else a new one; always echoed.
+        genReqId: (request: IncomingMessage, response: ServerResponse) => {
+          const given = request.headers['x-request-id'];
+          const id = typeof given === 'string' && SANE_REQUEST_ID.test(given) ? given : randomUUID();
+          response.setHeader('X-Request-Id', id);
+          return id;
+        },
+        customLogLevel: (_request, response, error) => (error !== undefined || response.statusCode >= 500 ? 'error' : 'info'),
+        customSuccessMessage: () => 'request',
+        customErrorMessage: () => 'request',
+        customAttributeKeys: { req: 'request', res: 'response', responseTime: 'durationMs' },
+        // The route is known only once a route has handled the request.
+        customSuccessObject: (request, _response, fields: object) => ({ ...fields, route: routeOf(request) }),
+        customErrorObject: (request, _response, _error, fields: object) => ({ ...fields, route: routeOf(request) }),
+        serializers: {
+          req: (request: { id: unknown; method: unknown }) => ({ id: request.id, method: request.method }),
+          res: (response: { statusCode: unknown }) => ({ status: response.statusCode }),
+        },
+  };
+  // Explicit: nestjs-pino's default routes add the paths outside /v1 a second time (two lines each).
+  const forRoutes: Params['forRoutes'] = [{ path: '{*path}', method: RequestMethod.ALL }];
+  if (log.pretty) return { forRoutes, pinoHttp: { ...options, transport: { target: 'pino-pretty', options: { colorize: false } } } };
+  return { forRoutes, pinoHttp: [options, destination ?? pino.destination({ dest: 1, sync: false })] };
+}
