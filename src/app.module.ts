@@ -25,7 +25,7 @@ import { BearerKeyGuard } from './interface/http/bearer-key.guard.js';
 import { CursorCodec } from './interface/http/cursor.js';
 import { ErrorFilter } from './interface/http/error.filter.js';
 import { HealthController } from './interface/http/health.controller.js';
-import { loggerParams } from './interface/http/logging.js';
+import { loggerParams, startupLogger } from './interface/http/logging.js';
 import { HttpMetrics, MetricsController } from './interface/http/metrics.js';
 import { PetsController } from './interface/http/pets.controller.js';
 import { ShutdownState } from './interface/http/shutdown-state.js';
@@ -85,8 +85,8 @@ export class AppModule {}
 
 async function databaseServerFor(config: Config): Promise<DatabaseServer> {
   const server = await openDatabaseServer(config);
-  const logger = new Logger('Database');
-  await waitForDatabase(server.url, config.databaseWaitSeconds, (line) => logger.warn(line));
+  const logger = startupLogger(config.log);
+  await waitForDatabase(server.url, config.databaseWaitSeconds, (line) => logger.warn({ context: 'Database' }, line));
   return server;
 }
 

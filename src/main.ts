@@ -1,11 +1,11 @@
 import { Logger } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { pino } from 'pino';
 import { createApp } from './app.js';
 import { ApiKeys } from './application/api-keys.js';
 import { type Config, ConfigError, petstoreConfig } from './config.js';
 import { DatabaseServer, StartupError } from './infrastructure/database.js';
 import { announceFirstRunKey } from './interface/cli/first-run-key.js';
+import { startupLogger } from './interface/http/logging.js';
 import { drain } from './shutdown.js';
 
 const logger = new Logger('Main');
@@ -55,9 +55,10 @@ async function listen(app: NestExpressApplication, config: Config): Promise<void
 function failed(error: unknown): never {
   const known = error instanceof ConfigError || error instanceof StartupError || (error instanceof Error && error.name === 'EmbeddedPostgresError');
   const line = error instanceof ConfigError ? `Configuration error: ${error.message}` : error instanceof Error ? `Start failed: ${error.message.split('\n')[0]}` : String(error);
-  if (process.env.LOG_FORMAT?.trim().toLowerCase() === 'pretty') process.stderr.write(`${line}\n`);
+  const pretty = process.env.LOG_FORMAT?.trim().toLowerCase() === 'pretty';
   // The stack only for what we did not foresee: the operator can act on the rest as it is.
-  else pino(pino.destination({ dest: 2, sync: true })).fatal(known || !(error instanceof Error) ? {} : { err: error }, line);
+  if (pretty) process.stderr.write(`${line}\n`);
+  else startupLogger({ level: 'info', pretty }, 2).fatal(known || !(error instanceof Error) ? {} : { err: error }, line);
   process.exit(1);
 }
 

@@ -1,6 +1,6 @@
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { openTestDatabase, type TestDatabase } from '../support/database.js';
-import { freePort, json, startServer, TEST_API_KEY, type TestServer } from '../support/server.js';
+import { json, startServer, TEST_API_KEY, type TestServer } from '../support/server.js';
 
 // Debian's chromium (.ci/run installs it): test tools cannot download a browser here. The flags
 // keep it from reaching for the network, which this machine refuses.
@@ -15,10 +15,8 @@ const consoleErrors: string[] = [];
 
 beforeAll(async () => {
   database = await openTestDatabase();
-  // The document's servers must name this very server, so that "Try it out" calls it.
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}/v1`;
-  server = await startServer(database, { port, servers: { production: base, staging: base } });
+  // The default, relative servers: "Try it out" calls whatever host and port the page came from.
+  server = await startServer(database, { servers: { production: '/v1', staging: '/v1' } });
   await fetch(`${server.url}/v1/pets`, { method: 'POST', headers: json, body: JSON.stringify({ name: 'Browser Rex', categoryId: 1 }) });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
   page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
@@ -58,7 +56,8 @@ describe('Swagger UI at /docs', () => {
 
     expect(await listPets.locator('.live-responses-table tr.response .response-col_status').first().innerText()).toContain('200');
     expect(await responseBody.innerText()).toContain('Browser Rex');
-    await page.screenshot({ path: 'docs/swagger-ui.png', fullPage: true });
+    // Outside the tracked tree: running the tests leaves the working tree clean.
+    await page.screenshot({ path: 'test-results/swagger-ui.png', fullPage: true });
     expect(consoleErrors).toEqual([]);
   });
 });

@@ -41,3 +41,12 @@ export function loggerParams(log: { level: LogLevel; pretty: boolean }, destinat
   if (log.pretty) return { forRoutes, pinoHttp: { ...options, transport: { target: 'pino-pretty', options: { colorize: false } } } };
   return { forRoutes, pinoHttp: [options, destination ?? pino.destination({ dest: 1, sync: false })] };
 }
+
+/**
+ * For lines written while the service starts, before Nest's own logger exists (Nest buffers its
+ * lines until then, and drops them if the start fails): same format, written at once.
+ */
+export function startupLogger(log: { level: LogLevel; pretty: boolean }, dest: 1 | 2 = 1) {
+  if (log.pretty) return pino({ level: log.level, transport: { target: 'pino-pretty', options: { colorize: false, destination: dest } } });
+  return pino({ level: log.level }, pino.destination({ dest, sync: true }));
+}
