@@ -46,7 +46,7 @@ export async function openBenchDatabase(serverUrl: string | undefined): Promise<
 export async function seedPets(url: string, count: number): Promise<void> {
   await runSql(
     url,
-    `TRUNCATE pets RESTART IDENTITY`,
+    `TRUNCATE pets, idempotency_keys RESTART IDENTITY`,
     `INSERT INTO pets (name, category_id, status)
      SELECT 'pet ' || n, 1 + n % 10,
             CASE WHEN n % 1000 = 0 THEN 'pending' WHEN n % 2 = 0 THEN 'available' ELSE 'sold' END

@@ -150,10 +150,10 @@ describe('413 and 415 on createPet', () => {
 });
 
 describe('any path', () => {
-  it.each([['GET', '/nope'], ['GET', '/v1/nope'], ['POST', '/v1/pets/1/photos'], ['GET', '/v2/pets'], ['GET', '/healthz/x'], ['POST', '/healthz']])(
-    'answers %s %s with 404 not_found as JSON',
+  it.each([['GET', '/nope'], ['GET', '/v1/nope'], ['POST', '/v1/pets/1/photos'], ['GET', '/v2/pets'], ['GET', '/healthz/x'], ['POST', '/healthz'], ['GET', '/v1/healthz']])(
+    'answers %s %s with 404 not_found as JSON, naming the path as sent',
     async (method, path) => {
-      await expectError(await fetch(`${service.server.url}${path}`, { method, headers: authorized }), 404, 'not_found', 'No route');
+      await expectError(await fetch(`${service.server.url}${path}?q=1`, { method, headers: authorized }), 404, 'not_found', `No route for ${method} ${path}`);
     },
   );
 
