@@ -4,6 +4,7 @@ import { createApp } from './app.js';
 import { ApiKeys } from './application/api-keys.js';
 import { type Config, ConfigError, petstoreConfig } from './config.js';
 import { DatabaseServer, StartupError } from './infrastructure/database.js';
+import { EmbeddedPostgresError } from './infrastructure/embedded-postgres.js';
 import { announceFirstRunKey } from './interface/cli/first-run-key.js';
 import { startupLogger } from './interface/http/logging.js';
 import { drain } from './shutdown.js';
@@ -53,7 +54,7 @@ async function listen(app: NestExpressApplication, config: Config): Promise<void
 
 /** Why the start failed, as one line in the configured log format, then exit code 1. */
 function failed(error: unknown): never {
-  const known = error instanceof ConfigError || error instanceof StartupError || (error instanceof Error && error.name === 'EmbeddedPostgresError');
+  const known = error instanceof ConfigError || error instanceof StartupError || error instanceof EmbeddedPostgresError;
   const line = error instanceof ConfigError ? `Configuration error: ${error.message}` : error instanceof Error ? `Start failed: ${error.message.split('\n')[0]}` : String(error);
   const pretty = process.env.LOG_FORMAT?.trim().toLowerCase() === 'pretty';
   // The stack only for what we did not foresee: the operator can act on the rest as it is.

@@ -389,7 +389,12 @@ async function runPostgres(bin: string, clusterDir: string, port: number, accoun
       reject(new EmbeddedPostgresError(`Embedded PostgreSQL in ${clusterDir} did not start: ${lastMeaningfulLine(log)}${taken}`));
     });
   });
+  // Never outlive the process that started it, however that process ends (but for SIGKILL:
+  // then the next start stops the orphan).
+  const stopOnExit = () => child.kill('SIGINT');
+  process.once('exit', stopOnExit);
   return async () => {
+    process.off('exit', stopOnExit);
     child.kill('SIGINT'); // fast shutdown
     await exited;
   };
@@ -409,6 +414,14 @@ function lastMeaningfulLine(output: string): string {
     .filter(Boolean);
   const line = lines.findLast((candidate) => /\b(PANIC|FATAL|ERROR|error):/.test(candidate)) ?? lines.at(-1) ?? 'no output';
   return line.replace(/^.*?\b(PANIC|FATAL|ERROR):\s*/, '$1: ');
+}
+
+/** Deletes DATA_DIR and the cluster it holds, also where that lives outside it (as root). For tests and tools. */
+export async function removeEmbeddedPostgres(dataDir: string): Promise<void> {
+  const link = path.join(path.resolve(dataDir), 'postgres');
+  const cluster = await readlink(link).catch(() => null);
+  if (cluster !== null) await rm(path.resolve(path.dirname(link), cluster), { recursive: true, force: true });
+  await rm(dataDir, { recursive: true, force: true });
 }
 
 /** A loopback port that was free a moment ago. */

@@ -1,3 +1,4 @@
+import { removeEmbeddedPostgres } from '../../src/infrastructure/embedded-postgres.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -27,7 +28,7 @@ afterAll(async () => {
   await server?.close();
   await dataSource?.destroy().catch(() => undefined);
   await postgres?.stop();
-  await rm(dataDir, { recursive: true, force: true });
+  await removeEmbeddedPostgres(dataDir);
 });
 
 /** Polls `path` until it answers `status`; returns the milliseconds it took and the slowest answer. */

@@ -1,5 +1,6 @@
+import { removeEmbeddedPostgres } from '../../src/infrastructure/embedded-postgres.js';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { steadyLoad } from '../support/load.js';
@@ -38,7 +39,7 @@ describe('the service process', () => {
       expect(execFileSync('ps', ['-eo', 'args']).toString()).not.toContain(dataDir);
     } finally {
       child.kill('SIGKILL');
-      await rm(dataDir, { recursive: true, force: true });
+      await removeEmbeddedPostgres(dataDir);
     }
   });
 
@@ -69,7 +70,7 @@ describe('the service process', () => {
       } catch {
         // the group has already exited
       }
-      await rm(dataDir, { recursive: true, force: true });
+      await removeEmbeddedPostgres(dataDir);
     }
   });
 
@@ -100,7 +101,7 @@ describe('the service process', () => {
       expect(firstOutput.stdout().split(key).length - 1).toBe(1);
       expect(firstOutput.stdout().split('\n').filter((line) => line.startsWith('{') && line.includes(key))).toEqual([]);
     } finally {
-      await rm(dataDir, { recursive: true, force: true });
+      await removeEmbeddedPostgres(dataDir);
     }
   });
 
@@ -142,7 +143,7 @@ describe('the service process', () => {
     } finally {
       service.kill('SIGTERM');
       await output.exit;
-      await rm(dataDir, { recursive: true, force: true });
+      await removeEmbeddedPostgres(dataDir);
     }
   });
 });

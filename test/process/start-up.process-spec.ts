@@ -1,3 +1,4 @@
+import { removeEmbeddedPostgres } from '../../src/infrastructure/embedded-postgres.js';
 import { createServer } from 'node:net';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -101,7 +102,7 @@ describe('a start that cannot go on', () => {
       expect(second.stdout()).toMatch(/key 1 was issued/);
     } finally {
       taken.close();
-      await rm(dataDir, { recursive: true, force: true }).catch(() => undefined);
+      await removeEmbeddedPostgres(dataDir).catch(() => undefined);
     }
   });
 
