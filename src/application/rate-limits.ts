@@ -5,4 +5,6 @@
 export abstract class RateLimits {
   abstract hitKey(caller: string): Promise<number | null>;
   abstract hitFailedAuthentication(address: string): Promise<number | null>;
+  /** Null when the counters work as configured, else what is degraded (they still count, per instance). */
+  abstract degradation(): Promise<string | null>;
 }

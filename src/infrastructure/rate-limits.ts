@@ -18,7 +18,10 @@ export class FlexibleRateLimits extends RateLimits {
   private readonly perKey: RateLimiterAbstract;
   private readonly failedAuthentications: RateLimiterAbstract;
 
-  constructor(settings: RateLimitSettings, redis: Redis | null) {
+  constructor(
+    settings: RateLimitSettings,
+    private readonly redis: Redis | null,
+  ) {
     super();
     this.perKey = limiter('petstore:key', settings.perKeyPerMinute, redis);
     this.failedAuthentications = limiter('petstore:auth-failure', settings.failedAuthenticationsPerMinute, redis);
@@ -31,6 +34,16 @@ export class FlexibleRateLimits extends RateLimits {
   hitFailedAuthentication(address: string): Promise<number | null> {
     return hit(this.failedAuthentications, address);
   }
+
+  async degradation(): Promise<string | null> {
+    if (this.redis === null) return null;
+    try {
+      await this.redis.ping();
+      return null;
+    } catch {
+      return 'Redis does not answer: rate limits are counted per instance';
+    }
+  }
 }
 
 /** RATE_LIMIT=off, for benchmarks. */
@@ -40,6 +53,10 @@ export class NoRateLimits extends RateLimits {
   }
 
   async hitFailedAuthentication(): Promise<null> {
+    return null;
+  }
+
+  async degradation(): Promise<null> {
     return null;
   }
 }
@@ -60,7 +77,13 @@ async function hit(limiter: RateLimiterAbstract, key: string): Promise<number | 
   }
 }
 
-/** A Redis client that fails fast instead of queueing commands while Redis is away. */
+/**
+ * A Redis client that fails fast instead of queueing commands while Redis is away, and gives up
+ * on a command that gets no answer (a Redis that hangs keeps its connection open): a request then
+ * waits at most REDIS_COMMAND_TIMEOUT_MS before its counting falls back to memory.
+ */
+export const REDIS_COMMAND_TIMEOUT_MS = 250;
+
 export function connectRedis(url: string): Redis {
-  return new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2000, lazyConnect: false });
+  return new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2000, commandTimeout: REDIS_COMMAND_TIMEOUT_MS, lazyConnect: false });
 }

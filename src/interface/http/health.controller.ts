@@ -1,5 +1,6 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
+import { RateLimits } from '../../application/rate-limits.js';
 import { Readiness } from '../../application/readiness.js';
 import { ApiError } from './api-error.js';
 import { Public } from './bearer-key.guard.js';
@@ -16,6 +17,7 @@ export class HealthController {
   constructor(
     private readonly readiness: Readiness,
     private readonly shutdown: ShutdownState,
+    private readonly rateLimits: RateLimits,
   ) {}
 
   @Get('healthz')
@@ -23,10 +25,12 @@ export class HealthController {
     return { status: 'ok' };
   }
 
+  /** Degraded is still ready: the service answers, and says what it does without. */
   @Get('readyz')
-  async ready(): Promise<{ status: 'ok' }> {
+  async ready(): Promise<{ status: 'ok'; degraded?: string[] }> {
     if (this.shutdown.draining) throw new ApiError(503, 'The service is shutting down', { 'Retry-After': '1' });
     await this.readiness.check();
-    return { status: 'ok' };
+    const rateLimits = await this.rateLimits.degradation();
+    return rateLimits === null ? { status: 'ok' } : { status: 'ok', degraded: [rateLimits] };
   }
 }
