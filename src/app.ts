@@ -34,7 +34,11 @@ export async function configureApp(app: NestExpressApplication): Promise<NestExp
   app.disable('x-powered-by');
   // Answers are Cache-Control: no-store; an ETag would only invite 304s that no client may use.
   app.set('etag', false);
-  app.getHttpServer().on('clientError', answerClientError);
+  const server = app.getHttpServer();
+  server.on('clientError', answerClientError);
+  // Node would answer every `Expect: 100-continue` with 100 Continue before any check; the JSON
+  // body guard sends it only for a body it is about to read (after authentication and the size check).
+  server.on('checkContinue', (request: unknown, response: unknown) => server.emit('request', request, response));
   const shutdown = app.get(ShutdownState);
   app.use(observeRequests(app.get(HttpMetrics)));
   // What a security review expects on every answer; API answers are never stored by caches.

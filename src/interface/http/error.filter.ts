@@ -99,6 +99,9 @@ export function answerWithError(exception: unknown, request: Request, response: 
     return;
   }
   for (const stale of STALE_HEADERS) response.removeHeader(stale);
+  // A body the client is still sending is not read to its end just to keep the connection:
+  // the connection closes after this answer instead.
+  if (!request.complete) response.setHeader('Connection', 'close');
   response.status(body.status).set(headers).json(body);
 }
 

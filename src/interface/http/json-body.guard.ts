@@ -1,22 +1,15 @@
 import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
 import { isUtf8 } from 'node:buffer';
-import bodyParser from 'body-parser';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Request, Response } from 'express';
+import getRawBody from 'raw-body';
 import { ApiError } from './api-error.js';
 
 export const JSON_BODY_LIMIT = 16 * 1024;
 /** NewPet is flat; anything deeper is refused before it reaches recursive code (class-transformer, JSON.stringify). */
 export const JSON_MAX_DEPTH = 32;
 
-const parseJson = bodyParser.json({
-  limit: JSON_BODY_LIMIT,
-  strict: false,
-  type: () => true,
-  // body-parser would replace invalid UTF-8 with U+FFFD and store something other than what was sent.
-  verify: (_request, _response, bytes) => {
-    if (!isUtf8(bytes)) throw Object.assign(new Error('Request body is not valid UTF-8'), { status: 400, type: 'encoding.invalid' });
-  },
-});
+const DECODERS: Record<string, () => NodeJS.ReadWriteStream> = { gzip: createGunzip, deflate: createInflate, br: createBrotliDecompress };
 
 /**
  * Reads the JSON body of the routes that take one, and lets the request through only with a JSON
@@ -49,12 +42,45 @@ async function readJsonObject(request: Request, response: Response): Promise<voi
     throw new ApiError(415, 'Content-Type charset must be utf-8');
   }
   if (!hasBody) throw new ApiError(400, 'Request body must be a JSON object');
-  await new Promise<void>((resolve, reject) => parseJson(request, response, (error?: unknown) => (error ? reject(error) : resolve())));
-  const body: unknown = request.body;
+  // Refused as soon as it is known to be too large: nothing of it is read (and no 100 Continue sent).
+  if (Number(request.headers['content-length'] ?? 0) > JSON_BODY_LIMIT) throw new ApiError(413, `Request body exceeds the ${JSON_BODY_LIMIT / 1024} KiB limit`);
+  // The client waits for this before it sends the body (app.ts stops Node from sending it for every request).
+  if (/^100-continue$/i.test(request.headers.expect ?? '')) response.writeContinue();
+  const bytes = await readBody(request);
+  // JSON text is UTF-8; decoding would replace invalid bytes with U+FFFD and store something other than what was sent.
+  if (!isUtf8(bytes)) throw new ApiError(400, 'Request body is not valid UTF-8');
+  let body: unknown;
+  try {
+    body = JSON.parse(bytes.toString('utf8'));
+  } catch {
+    throw new ApiError(400, 'Request body is not valid JSON');
+  }
+  request.body = body;
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new ApiError(400, 'Request body must be a JSON object');
   }
   if (depthExceeds(body, JSON_MAX_DEPTH)) throw new ApiError(400, `Request body is nested more than ${JSON_MAX_DEPTH} levels deep`);
+}
+
+/**
+ * raw-body (what body-parser reads with) rather than body-parser: on a body over the limit
+ * body-parser reads the rest of it to its end before it answers, however large. raw-body stops at
+ * the limit (counted after decompression), and the answer then closes the connection.
+ */
+async function readBody(request: Request): Promise<Buffer> {
+  const encoding = (request.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+  const decoder = DECODERS[encoding];
+  if (encoding !== 'identity' && decoder === undefined) throw new ApiError(415, 'Content-Encoding must be gzip, deflate, br or identity');
+  // A decoder's error (bytes that are not gzip, ...) reaches raw-body, which reports it below.
+  const stream: NodeJS.ReadableStream = decoder === undefined ? request : request.pipe(decoder());
+  try {
+    return await getRawBody(stream, { limit: JSON_BODY_LIMIT, length: decoder === undefined ? request.headers['content-length'] : undefined });
+  } catch (error) {
+    if (stream !== request) request.unpipe();
+    // raw-body's own errors carry their status (413, 400); a decoder's do not.
+    if (typeof error === 'object' && error !== null && 'status' in error) throw error;
+    throw new ApiError(400, `Request body is not valid ${encoding} data`);
+  }
 }
 
 /** Iterative, so that the check itself cannot overflow the stack. */
