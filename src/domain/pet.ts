@@ -30,21 +30,100 @@ export function newPet(input: NewPetInput): NewPet {
   };
 }
 
+/** Code points from `first` to `last`, both included. */
+export type CodePointRange = readonly [first: number, last: number];
+
+/**
+ * What a pet name may not hold anywhere, by kind (the words a 400 uses). All in the Basic
+ * Multilingual Plane: see PET_NAME_PATTERN for why the rule stops there.
+ */
+export const PET_NAME_FORBIDDEN: readonly { kind: string; ranges: readonly CodePointRange[] }[] = [
+  // Cc: NUL, tab, CR, LF, ESC, DEL, NEL, ...
+  { kind: 'control characters such as tab, CR, LF or NUL', ranges: [[0x0000, 0x001f], [0x007f, 0x009f]] },
+  { kind: 'line or paragraph separators', ranges: [[0x2028, 0x2029]] },
+  // Cf but the two joiners: soft hyphen, zero-width space, direction marks, embeddings, overrides
+  // and isolates, word joiner, invisible operators, BOM, interlinear annotation; U+2065 with them.
+  {
+    kind: 'invisible format characters such as zero-width spaces or direction overrides',
+    ranges: [[0x00ad, 0x00ad], [0x0600, 0x0605], [0x061c, 0x061c], [0x06dd, 0x06dd], [0x070f, 0x070f], [0x0890, 0x0891], [0x08e2, 0x08e2], [0x180e, 0x180e], [0x200b, 0x200b], [0x200e, 0x200f], [0x202a, 0x202e], [0x2060, 0x206f], [0xfeff, 0xfeff], [0xfff9, 0xfffb]],
+  },
+  // Default-ignorable letters that render as nothing: Hangul fillers, Khmer inherent vowels, and
+  // the reserved U+FFF0..U+FFF8.
+  { kind: 'invisible fillers such as U+3164 HANGUL FILLER', ranges: [[0x115f, 0x1160], [0x17b4, 0x17b5], [0x3164, 0x3164], [0xffa0, 0xffa0], [0xfff0, 0xfff8]] },
+  { kind: 'noncharacters', ranges: [[0xfdd0, 0xfdef], [0xfffe, 0xffff]] },
+];
+
+/** Blank characters: allowed anywhere, but a name of nothing else is blank. White_Space (minus the line breaks above) and U+2800 BRAILLE PATTERN BLANK. */
+export const PET_NAME_SPACES: readonly CodePointRange[] = [[0x0020, 0x0020], [0x00a0, 0x00a0], [0x1680, 0x1680], [0x2000, 0x200a], [0x202f, 0x202f], [0x205f, 0x205f], [0x2800, 0x2800], [0x3000, 0x3000]];
+
+/**
+ * Joiners and variation selectors: allowed only right after a visible character or another of
+ * them, as in the black cat emoji (U+1F408 U+200D U+2B1B), a red heart (U+2764 U+FE0F) or a
+ * Persian word with U+200C, so that none can start a name, follow a space, or make up one.
+ */
+export const PET_NAME_MARKS: readonly CodePointRange[] = [[0x034f, 0x034f], [0x180b, 0x180d], [0x180f, 0x180f], [0x200c, 0x200d], [0xfe00, 0xfe0f]];
+
+const u = (codePoint: number): string => `\\u${codePoint.toString(16).toUpperCase().padStart(4, '0')}`;
+/** The ranges as the inside of a character class, adjacent ones merged. */
+function charClass(ranges: readonly CodePointRange[]): string {
+  const merged: [number, number][] = [];
+  for (const [first, last] of [...ranges].sort(([a], [b]) => a - b)) {
+    const previous = merged.at(-1);
+    if (previous !== undefined && first <= previous[1] + 1) previous[1] = Math.max(previous[1], last);
+    else merged.push([first, last]);
+  }
+  return merged.map(([first, last]) => (first === last ? u(first) : `${u(first)}-${u(last)}`)).join('');
+}
+const SPACE = `[${charClass(PET_NAME_SPACES)}]`;
+const MARK = `[${charClass(PET_NAME_MARKS)}]`;
+// Any other BMP character, or a well-formed surrogate pair (one character beyond the BMP).
+const VISIBLE = `(?:[^${charClass([...PET_NAME_FORBIDDEN.flatMap(({ ranges }) => ranges), ...PET_NAME_SPACES, ...PET_NAME_MARKS])}\\uD800-\\uDFFF]|[\\uD800-\\uDBFF][\\uDC00-\\uDFFF])`;
+
+/**
+ * The name rule but its length, as an ECMA-262 pattern that reads alike with and without the `u`
+ * flag and in Python's `re`: only \u escapes of BMP code points, no \s or \p{..}. A character
+ * beyond the BMP is one code point to some engines and two surrogates to others, and no escape
+ * names it in both, so the rule treats every such character as visible; lone surrogates match
+ * nothing. Read as: visible characters, each after any spaces and followed by any marks, then any
+ * spaces. The lookahead keeps `$` from matching before a final line break, as it does in Python,
+ * Java and .NET.
+ */
+export const PET_NAME_PATTERN = `^(?:${SPACE}*${VISIBLE}${MARK}*)+${SPACE}*(?![\\u000A\\u000D\\u0085\\u2028\\u2029])$`;
+
+const within = (ranges: readonly CodePointRange[], codePoint: number): boolean => ranges.some(([first, last]) => codePoint >= first && codePoint <= last);
+const hex = (codePoint: number): string => `U+${codePoint.toString(16).toUpperCase().padStart(4, '0')}`;
+
 export function nameProblems(name: unknown): string[] {
   if (typeof name !== 'string') return ['name must be a string'];
-  // Blank: JavaScript's \s (which has U+FEFF) or Unicode's White_Space (which has U+0085).
-  if (!/[^\s\p{White_Space}]/u.test(name)) return ['name must contain at least one non-whitespace character'];
-  // Counted in code points, as PostgreSQL counts varchar(255); a name of at most 255 UTF-16 units
-  // cannot have more code points, so only longer ones are counted.
+  if (name === '') return ['name must not be empty'];
+  // Counted in code points, as PostgreSQL counts varchar(255) and JSON Schema counts maxLength; a
+  // name of at most 255 UTF-16 units cannot have more code points, so only longer ones are counted.
   if (name.length > PET_NAME_MAX_LENGTH && [...name].length > PET_NAME_MAX_LENGTH) {
     return [`name must be at most ${PET_NAME_MAX_LENGTH} characters long`];
   }
-  // PostgreSQL text cannot hold NUL, and a lone surrogate would be stored as U+FFFD: refuse
-  // rather than store something other than what was sent.
-  if (name.includes('\u0000') || !name.isWellFormed()) {
-    return ['name must be well-formed Unicode text without NUL characters'];
+  // A lone surrogate would be stored as U+FFFD: refuse rather than store something other than what was sent.
+  if (!name.isWellFormed()) return ['name must be well-formed Unicode text: it holds a lone surrogate'];
+  let position = 0;
+  let previous: 'start' | 'space' | 'mark' | 'visible' = 'start';
+  let visible = false;
+  for (const character of name) {
+    position++;
+    const codePoint = character.codePointAt(0) ?? 0;
+    const forbidden = PET_NAME_FORBIDDEN.find(({ ranges }) => within(ranges, codePoint));
+    if (forbidden !== undefined) return [`name must not contain ${forbidden.kind} (${hex(codePoint)} at character ${position})`];
+    if (within(PET_NAME_MARKS, codePoint)) {
+      if (previous === 'start' || previous === 'space') {
+        return [`name may hold a joiner or variation selector only right after a visible character (${hex(codePoint)} at character ${position})`];
+      }
+      previous = 'mark';
+    } else if (within(PET_NAME_SPACES, codePoint)) {
+      previous = 'space';
+    } else {
+      previous = 'visible';
+      visible = true;
+    }
   }
-  return [];
+  return visible ? [] : ['name must contain at least one visible character, not only spaces'];
 }
 
 export function categoryIdProblems(categoryId: unknown): string[] {

@@ -13,13 +13,13 @@ export interface paths {
         };
         /**
          * List all animals
-         * @description Returns a page of animals in ascending `id` order, optionally filtered by status. When more animals follow, the `Link` header carries the URL of the next page (`rel="next"`), with an opaque `cursor`.
+         * @description Returns a page of animals in ascending `id` order, optionally filtered by status. When more animals follow, the `Link` header carries the URL of the next page (`rel="next"`), with an opaque `cursor`. Beyond what the parameter schemas say: each parameter may be given at most once (twice is a 400); a `cursor` is accepted only if this service issued it, for the same `status`; unknown parameters are ignored.
          */
         get: operations["listPets"];
         put?: never;
         /**
          * Add an animal
-         * @description Adds an animal; its status is `available` when omitted. The body must be `application/json`, at most 16 KiB.
+         * @description Adds an animal; its status is `available` when omitted. Beyond what the NewPet schema says: the body must be `application/json` (a `charset=utf-8` parameter is fine, any other media type or charset is a 415), valid UTF-8, with no `Content-Encoding` but `gzip`, `deflate`, `br` or `identity` (else 415), at most 16 KiB (else 413), and one JSON object (else 400). The body is checked before the `Idempotency-Key`: an invalid body is a 400 whatever the key, and leaves the key unused. The same key with a different body within 24 hours is a 422; while the first request with that key is still in flight, a second is a 409.
          */
         post: operations["createPet"];
         delete?: never;
@@ -74,10 +74,10 @@ export interface components {
              */
             status: number;
         };
-        /** @description An animal to add to the store. */
+        /** @description An animal to add to the store. No other properties are allowed. */
         NewPet: {
             /**
-             * @description The animal's name: at least one non-whitespace character.
+             * @description The animal's name: 1 to 255 characters (counted in Unicode code points), at least one of them visible. Ordinary names are fine: "Zoë 🐕", "Renée", "O'Brien", "Rex Jr.". Never allowed: control characters such as tab, CR, LF or NUL (U+0000–U+001F, U+007F–U+009F); line or paragraph separators (U+2028–U+2029); invisible format characters such as zero-width spaces or direction overrides (U+00AD, U+0600–U+0605, U+061C, U+06DD, U+070F, U+0890–U+0891, U+08E2, U+180E, U+200B, U+200E–U+200F, U+202A–U+202E, U+2060–U+206F, U+FEFF, U+FFF9–U+FFFB); invisible fillers such as U+3164 HANGUL FILLER (U+115F–U+1160, U+17B4–U+17B5, U+3164, U+FFA0, U+FFF0–U+FFF8); noncharacters (U+FDD0–U+FDEF, U+FFFE–U+FFFF); lone surrogates. Spaces (U+0020, U+00A0, U+1680, U+2000–U+200A, U+202F, U+205F, U+2800, U+3000) are allowed, but a name of nothing else is blank. Joiners and variation selectors (U+034F, U+180B–U+180D, U+180F, U+200C–U+200D, U+FE00–U+FE0F) are allowed only right after a visible character or another of them, as emoji sequences and Persian text use them. Every character beyond U+FFFF (emoji, flag tags, historic scripts) counts as visible. `pattern` states all of this but the length, and reads alike as ECMA-262 with or without the `u` flag and in Python.
              * @example Rex
              */
             name: string;
@@ -99,7 +99,7 @@ export interface components {
              */
             id: number;
             /**
-             * @description The animal's name.
+             * @description The animal's name, as it was sent (see NewPet for the rule; a pet added before that rule may have a name it now refuses).
              * @example Rex
              */
             name: string;
@@ -126,11 +126,11 @@ export interface operations {
     listPets: {
         parameters: {
             query?: {
-                /** @description Maximum number of animals returned: decimal digits only. */
+                /** @description Maximum number of animals returned: decimal digits only (`20`, `007`; not `+5`, `5.0` or `1e1`), at most once. */
                 limit?: number;
-                /** @description Filters by availability status. */
+                /** @description Filters by availability status, at most once. */
                 status?: components["schemas"]["PetStatus"];
-                /** @description Opaque position from the `Link: <...>; rel="next"` header of the previous page. Only a cursor this service issued, for the same `status`, is accepted. */
+                /** @description Opaque position from the `Link: <...>; rel="next"` header of the previous page, at most once. Only a cursor this service issued, for the same `status`, is accepted. */
                 cursor?: string;
             };
             header?: never;

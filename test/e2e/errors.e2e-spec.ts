@@ -40,6 +40,21 @@ describe('400 invalid_request on createPet', () => {
     await expectError(await post(JSON.stringify(body)), 400, 'invalid_request', field);
   });
 
+  it.each([
+    ['a zero-width space', '\u200b', 'U+200B at character 1'],
+    ['a Hangul filler', '\u3164', 'U+3164 at character 1'],
+    ['a right-to-left override', '\u202egnp.exe', 'U+202E at character 1'],
+    ['CR LF', 'Rex\r\nX-Admin: 1', 'U+000D at character 4'],
+    ['a tab', 'Rex\tJr.', 'U+0009 at character 4'],
+    ['a leading joiner', '\u200dRex', 'U+200D at character 1'],
+    ['only spaces', ' \u3000 ', 'at least one visible character'],
+  ])('refuses a name with %s, naming the character', async (_case, name, where) => {
+    const response = await post(JSON.stringify({ name, categoryId: 1 }));
+
+    await expectError(response, 400, 'invalid_request', where);
+    expect(await service.database.dataSource.query('SELECT count(*)::int AS n FROM pets')).toEqual([{ n: 0 }]);
+  });
+
   it('refuses a lone surrogate in the name instead of storing something else', async () => {
     await expectError(await post('{"name":"\\ud800","categoryId":1}'), 400, 'invalid_request', 'name');
   });

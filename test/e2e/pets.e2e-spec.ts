@@ -57,6 +57,20 @@ describe('POST /v1/pets', () => {
     expect(response.status).toBe(201);
     expect(await response.json()).toMatchObject({ name: 'Zoë 🐕', categoryId: 9007199254740991 });
   });
+
+  it.each([
+    ["O'Brien"],
+    ['Renée'],
+    ['Rex Jr.'],
+    ['\u{1f408}\u200d\u2b1b'], // black cat: a ZERO WIDTH JOINER between two emoji
+    ['\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645'], // Persian, with ZERO WIDTH NON-JOINER
+    ['\u{1f3f4}\u{e0067}\u{e0062}\u{e0073}\u{e0063}\u{e0074}\u{e007f}'], // flag of Scotland: tag characters
+  ])('keeps the name %j exactly as it was sent', async (name) => {
+    const pet = await readPet(await create({ name, categoryId: 1 }));
+
+    expect(pet.name).toBe(name);
+    expect(await (await fetch(`${service.server.url}/v1/pets/${pet.id}`, { headers: authorized })).json()).toEqual(pet);
+  });
 });
 
 describe('GET /v1/pets', () => {

@@ -37,8 +37,10 @@ export const ListPetsDocs = () =>
     ApiOperation({
       operationId: 'listPets',
       summary: 'List all animals',
-      description:
+      description: [
         'Returns a page of animals in ascending `id` order, optionally filtered by status. When more animals follow, the `Link` header carries the URL of the next page (`rel="next"`), with an opaque `cursor`.',
+        'Beyond what the parameter schemas say: each parameter may be given at most once (twice is a 400); a `cursor` is accepted only if this service issued it, for the same `status`; unknown parameters are ignored.',
+      ].join(' '),
     }),
     ApiResponse({
       status: 200,
@@ -56,7 +58,15 @@ export const ListPetsDocs = () =>
 
 export const CreatePetDocs = () =>
   applyDecorators(
-    ApiOperation({ operationId: 'createPet', summary: 'Add an animal', description: `Adds an animal; its status is \`available\` when omitted. The body must be \`application/json\`, at most ${JSON_BODY_LIMIT / 1024} KiB.` }),
+    ApiOperation({
+      operationId: 'createPet',
+      summary: 'Add an animal',
+      description: [
+        'Adds an animal; its status is `available` when omitted.',
+        `Beyond what the NewPet schema says: the body must be \`application/json\` (a \`charset=utf-8\` parameter is fine, any other media type or charset is a 415), valid UTF-8, with no \`Content-Encoding\` but \`gzip\`, \`deflate\`, \`br\` or \`identity\` (else 415), at most ${JSON_BODY_LIMIT / 1024} KiB (else 413), and one JSON object (else 400).`,
+        'The body is checked before the `Idempotency-Key`: an invalid body is a 400 whatever the key, and leaves the key unused. The same key with a different body within 24 hours is a 422; while the first request with that key is still in flight, a second is a 409.',
+      ].join(' '),
+    }),
     ApiBody({ type: NewPetRequest, required: true }),
     ApiHeader({
       name: 'Idempotency-Key',
@@ -126,14 +136,37 @@ export function buildOpenApiDocument(app: INestApplication, servers: { productio
     .addTag('pets', 'Animals available for adoption.')
     .addServer(servers.production, 'Production')
     .addServer(servers.staging, 'Staging')
-    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'The API key, as `Authorization: Bearer <key>`.' }, 'bearerAuth')
+    // Not addBearerAuth(): it adds `bearerFormat: JWT`, and the keys are not JWTs.
+    .addSecurity('bearerAuth', {
+      type: 'http',
+      scheme: 'bearer',
+      description:
+        'An API key, sent as `Authorization: Bearer <key>` (the scheme name in any case). Keys are opaque strings, not JWTs: the ones the service issues are `psk_` followed by 43 base64url characters (256 random bits); an operator may also configure other keys (`API_KEYS`), of any characters but commas and whitespace. Without a valid key every operation answers 401.',
+    })
     .build();
   // Paths are relative to the servers, which end in /v1.
   const document = SwaggerModule.createDocument(app, config, { ignoreGlobalPrefix: true, extraModels: [PetResponse, ErrorResponse] });
   document.components ??= {};
   document.components.schemas ??= {};
   document.components.schemas.Pets = { type: 'array', description: 'A page of animals.', items: { $ref: getSchemaPath('Pet') } };
+  closeRequestBodies(document);
   return document;
+}
+
+/**
+ * BodyValidationPipe refuses a property a body's DTO does not define (forbidNonWhitelisted), so
+ * every request-body schema says `additionalProperties: false`; @ApiSchema has no option for it.
+ */
+function closeRequestBodies(document: OpenAPIObject): void {
+  const schemas = document.components?.schemas ?? {};
+  for (const path of Object.values(document.paths)) {
+    for (const operation of [path.get, path.put, path.post, path.patch, path.delete]) {
+      const body = operation?.requestBody;
+      const ref = body !== undefined && 'content' in body ? body.content['application/json']?.schema : undefined;
+      const schema = ref !== undefined && '$ref' in ref ? schemas[ref.$ref.replace('#/components/schemas/', '')] : undefined;
+      if (schema !== undefined && !('$ref' in schema)) schema.additionalProperties = false;
+    }
+  }
 }
 
 const documents = new WeakMap<INestApplication, OpenAPIObject>();

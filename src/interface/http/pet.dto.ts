@@ -1,13 +1,39 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { ValidateIf } from 'class-validator';
 import { PAGE_LIMIT } from '../../application/list-pets.js';
-import { categoryIdProblems, MAX_CATEGORY_ID, nameProblems, PET_NAME_MAX_LENGTH, statusProblems, type Pet } from '../../domain/pet.js';
+import {
+  categoryIdProblems,
+  type CodePointRange,
+  MAX_CATEGORY_ID,
+  nameProblems,
+  PET_NAME_FORBIDDEN,
+  PET_NAME_MARKS,
+  PET_NAME_MAX_LENGTH,
+  PET_NAME_PATTERN,
+  PET_NAME_SPACES,
+  statusProblems,
+  type Pet,
+} from '../../domain/pet.js';
 import { PET_STATUSES, type PetStatus } from '../../domain/pet-status.js';
 import { SatisfiesRule } from './validation.js';
 
-@ApiSchema({ name: 'NewPet', description: 'An animal to add to the store.' })
+const codePoints = (ranges: readonly CodePointRange[]): string =>
+  ranges.map(([first, last]) => (first === last ? hex(first) : `${hex(first)}–${hex(last)}`)).join(', ');
+const hex = (codePoint: number): string => `U+${codePoint.toString(16).toUpperCase().padStart(4, '0')}`;
+
+/** The name rule in words, from the same tables as the check and the pattern. */
+const NAME_DESCRIPTION = [
+  `The animal's name: 1 to ${PET_NAME_MAX_LENGTH} characters (counted in Unicode code points), at least one of them visible. Ordinary names are fine: "Zoë 🐕", "Renée", "O'Brien", "Rex Jr.".`,
+  `Never allowed: ${PET_NAME_FORBIDDEN.map(({ kind, ranges }) => `${kind} (${codePoints(ranges)})`).join('; ')}; lone surrogates.`,
+  `Spaces (${codePoints(PET_NAME_SPACES)}) are allowed, but a name of nothing else is blank.`,
+  `Joiners and variation selectors (${codePoints(PET_NAME_MARKS)}) are allowed only right after a visible character or another of them, as emoji sequences and Persian text use them.`,
+  'Every character beyond U+FFFF (emoji, flag tags, historic scripts) counts as visible.',
+  '`pattern` states all of this but the length, and reads alike as ECMA-262 with or without the `u` flag and in Python.',
+].join(' ');
+
+@ApiSchema({ name: 'NewPet', description: 'An animal to add to the store. No other properties are allowed.' })
 export class NewPetRequest {
-  @ApiProperty({ description: "The animal's name: at least one non-whitespace character.", minLength: 1, maxLength: PET_NAME_MAX_LENGTH, example: 'Rex' })
+  @ApiProperty({ description: NAME_DESCRIPTION, minLength: 1, maxLength: PET_NAME_MAX_LENGTH, pattern: PET_NAME_PATTERN, example: 'Rex' })
   @SatisfiesRule(nameProblems)
   name!: string;
 
@@ -27,7 +53,7 @@ export class PetResponse {
   @ApiProperty({ description: 'Unique identifier, assigned by the service on creation.', type: 'integer', format: 'int64', example: 1 })
   id!: number;
 
-  @ApiProperty({ description: "The animal's name.", example: 'Rex' })
+  @ApiProperty({ description: "The animal's name, as it was sent (see NewPet for the rule; a pet added before that rule may have a name it now refuses).", example: 'Rex' })
   name!: string;
 
   @ApiProperty({ description: 'Identifier of the category the animal belongs to.', type: 'integer', format: 'int64', example: 1 })
@@ -46,8 +72,12 @@ function onlyOnce(name: string, rule: (value: unknown) => string[]): (value: unk
   return (value) => (Array.isArray(value) ? [`${name} must be given only once`] : rule(value));
 }
 
+/** Decimal digits only (no sign, point, exponent or spaces), leading zeros allowed: what `pattern` says. */
+const LIMIT_PATTERN = '^[0-9]+$';
+const DIGITS = new RegExp(LIMIT_PATTERN);
+
 function limitProblems(value: unknown): string[] {
-  const ok = typeof value === 'string' && /^\d{1,3}$/.test(value) && Number(value) >= PAGE_LIMIT.min && Number(value) <= PAGE_LIMIT.max;
+  const ok = typeof value === 'string' && DIGITS.test(value) && Number(value) >= PAGE_LIMIT.min && Number(value) <= PAGE_LIMIT.max;
   return ok ? [] : [`limit must be an integer from ${PAGE_LIMIT.min} to ${PAGE_LIMIT.max}`];
 }
 
@@ -59,17 +89,25 @@ const given = (_query: object, value: unknown): boolean => value !== undefined;
 
 /** The query of listPets: each parameter at most once, checked by the same rule functions as the domain. */
 export class ListPetsQuery {
-  @ApiPropertyOptional({ description: 'Maximum number of animals returned: decimal digits only.', type: 'integer', format: 'int32', minimum: PAGE_LIMIT.min, maximum: PAGE_LIMIT.max, default: PAGE_LIMIT.default })
+  @ApiPropertyOptional({
+    description: `Maximum number of animals returned: decimal digits only (\`${PAGE_LIMIT.default}\`, \`007\`; not \`+5\`, \`5.0\` or \`1e1\`), at most once.`,
+    type: 'integer',
+    format: 'int32',
+    minimum: PAGE_LIMIT.min,
+    maximum: PAGE_LIMIT.max,
+    default: PAGE_LIMIT.default,
+    pattern: LIMIT_PATTERN,
+  })
   @ValidateIf(given)
   @SatisfiesRule(onlyOnce('limit', limitProblems))
   limit?: string;
 
-  @ApiPropertyOptional({ description: 'Filters by availability status.', enum: PET_STATUSES, enumName: 'PetStatus' })
+  @ApiPropertyOptional({ description: 'Filters by availability status, at most once.', enum: PET_STATUSES, enumName: 'PetStatus' })
   @ValidateIf(given)
   @SatisfiesRule(onlyOnce('status', statusProblems))
   status?: PetStatus;
 
-  @ApiPropertyOptional({ description: 'Opaque position from the `Link: <...>; rel="next"` header of the previous page. Only a cursor this service issued, for the same `status`, is accepted.' })
+  @ApiPropertyOptional({ description: 'Opaque position from the `Link: <...>; rel="next"` header of the previous page, at most once. Only a cursor this service issued, for the same `status`, is accepted.' })
   @ValidateIf(given)
   @SatisfiesRule(onlyOnce('cursor', cursorProblems))
   cursor?: string;
