@@ -51,8 +51,8 @@ export async function configureApp(app: NestExpressApplication): Promise<NestExp
       delete request.headers['if-none-match'];
       delete request.headers['if-modified-since'];
     }
-    // While draining for shutdown, clients must not reuse the connection.
-    if (shutdown.draining) response.setHeader('Connection', 'close');
+    // Once the server stops accepting, a client must not send another request on this connection.
+    if (shutdown.closing) response.setHeader('Connection', 'close');
     next();
   });
   app.use(announceGetPetDeprecation);

@@ -22,6 +22,8 @@ export type Config = {
   log: { level: LogLevel; pretty: boolean };
   /** How long in-flight requests may take to finish after SIGTERM/SIGINT. */
   shutdownTimeoutSeconds: number;
+  /** After SIGTERM/SIGINT, how long the service keeps serving with /readyz at 503 before it stops accepting. */
+  shutdownDelaySeconds: number;
   /** How long a start waits, retrying with back-off, for a database that does not answer yet. */
   databaseWaitSeconds: number;
 };
@@ -48,7 +50,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host,
     databaseUrl: readDatabaseUrl(env.DATABASE_URL),
     dataDir: nonEmpty(env.DATA_DIR) ?? './data',
-    apiKeys: (env.API_KEYS ?? '').split(',').map((key) => key.trim()).filter((key) => key.length > 0),
+    apiKeys: readApiKeys(env.API_KEYS),
     // Relative, so that Swagger UI's "Try it out" calls the host and port the page came from.
     publicBaseUrl: readUrl('PUBLIC_BASE_URL', env.PUBLIC_BASE_URL) ?? '/v1',
     stagingBaseUrl: readUrl('STAGING_BASE_URL', env.STAGING_BASE_URL) ?? '/v1',
@@ -63,6 +65,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     apiKeyCacheSeconds: readPositiveInteger('API_KEY_CACHE_SECONDS', env.API_KEY_CACHE_SECONDS, 5),
     log: { level: readLogLevel(env.LOG_LEVEL), pretty: readLogFormat(env.LOG_FORMAT) === 'pretty' },
     shutdownTimeoutSeconds: readPositiveInteger('SHUTDOWN_TIMEOUT_SECONDS', env.SHUTDOWN_TIMEOUT_SECONDS, 10),
+    shutdownDelaySeconds: readNonNegativeInteger('SHUTDOWN_DELAY_SECONDS', env.SHUTDOWN_DELAY_SECONDS, 0),
     databaseWaitSeconds: readNonNegativeInteger('DATABASE_WAIT_SECONDS', env.DATABASE_WAIT_SECONDS, 30),
   };
 }
@@ -127,6 +130,14 @@ function readPositiveInteger(name: string, value: string | undefined, fallback: 
   if (text === null) return fallback;
   if (!/^\d{1,9}$/.test(text) || Number(text) < 1) throw new ConfigError(`${name} must be a positive integer, got "${text}"`);
   return Number(text);
+}
+
+/** Keys a client can present: the guard reads `Bearer <visible ASCII>`, so a key with anything else would never match. */
+function readApiKeys(value: string | undefined): string[] {
+  const keys = (value ?? '').split(',').map((key) => key.trim()).filter((key) => key.length > 0);
+  const unusable = keys.findIndex((key) => !/^[\x21-\x7e]+$/.test(key));
+  if (unusable >= 0) throw new ConfigError(`API_KEYS: key ${unusable + 1} holds a space or a character other than visible ASCII, so no client could send it`);
+  return keys;
 }
 
 function readNonNegativeInteger(name: string, value: string | undefined, fallback: number): number {

@@ -25,8 +25,8 @@ async function main(): Promise<void> {
   const shutdown = async (signal: string): Promise<void> => {
     if (stopping) return;
     stopping = true;
-    logger.log(`${signal}: draining, at most ${config.shutdownTimeoutSeconds} s`);
-    const { drainedInMs, timedOut } = await drain(app, config.shutdownTimeoutSeconds * 1000);
+    logger.log(`${signal}: draining, at most ${config.shutdownDelaySeconds + config.shutdownTimeoutSeconds} s`);
+    const { drainedInMs, timedOut } = await drain(app, { delayMs: config.shutdownDelaySeconds * 1000, timeoutMs: config.shutdownTimeoutSeconds * 1000 });
     await database.stop();
     logger.log(`stopped: drained in ${drainedInMs} ms${timedOut ? ', cutting the connections still open' : ''}`);
     app.flushLogs();

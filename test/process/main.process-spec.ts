@@ -10,10 +10,10 @@ import { freePort } from '../support/server.js';
 const start = startService;
 
 describe('the service process', () => {
-  it('on SIGTERM under steady load answers every request it accepted, stops its embedded PostgreSQL and exits 0', async () => {
+  it('on SIGTERM under steady keep-alive load drops no request, stops its embedded PostgreSQL and exits 0', async () => {
     const dataDir = await mkdtemp(path.join(tmpdir(), 'petstore-process-'));
     const port = await freePort();
-    const child = start({ PORT: String(port), DATA_DIR: dataDir, API_KEYS: 'process-test-key', HOST: '127.0.0.1', RATE_LIMIT: 'off' });
+    const child = start({ PORT: String(port), DATA_DIR: dataDir, API_KEYS: 'process-test-key', HOST: '127.0.0.1', RATE_LIMIT: 'off', SHUTDOWN_DELAY_SECONDS: '1' });
     const output = outputOf(child);
     try {
       await readiness(port, output);
@@ -27,11 +27,12 @@ describe('the service process', () => {
 
       expect(await output.exit).toBe(0);
       const lines = output.stdout().trim().split('\n').map((line) => JSON.parse(line));
-      expect(lines.map((line) => line.msg)).toEqual(expect.arrayContaining(['SIGTERM: draining, at most 10 s', expect.stringMatching(/^stopped: drained in \d+ ms$/)]));
+      expect(lines.map((line) => line.msg)).toEqual(expect.arrayContaining(['SIGTERM: draining, at most 11 s', expect.stringMatching(/^stopped: drained in \d+ ms$/)]));
       // The service logs one line per request it accepted: each of them was answered, with a 2xx.
       const accepted = lines.filter((line) => line.msg === 'request' && String(line.route).startsWith('/v1/pets'));
       console.log(`SIGTERM under load: ${JSON.stringify(counts)}, the service logged ${accepted.length} requests`);
       expect(counts.failed).toBe(0);
+      expect(counts.dropped).toBe(0);
       expect(accepted.filter((line) => line.response.status >= 300)).toEqual([]);
       expect(accepted).toHaveLength(counts.answered);
       expect(counts.answered).toBeGreaterThan(20);

@@ -21,6 +21,7 @@ describe('loadConfig', () => {
       publicBaseUrl: '/v1',
       stagingBaseUrl: '/v1',
       databaseWaitSeconds: 30,
+      shutdownDelaySeconds: 0,
       rateLimit: { perKeyPerMinute: 1200, failedAuthenticationsPerMinute: 20 },
       log: { level: 'info', pretty: false },
       shutdownTimeoutSeconds: 10,
@@ -46,6 +47,7 @@ describe('loadConfig', () => {
       LOG_FORMAT: 'pretty',
       SHUTDOWN_TIMEOUT_SECONDS: '30',
       DATABASE_WAIT_SECONDS: '0',
+      SHUTDOWN_DELAY_SECONDS: '5',
     });
 
     expect(config).toEqual({
@@ -63,6 +65,7 @@ describe('loadConfig', () => {
       log: { level: 'debug', pretty: true },
       shutdownTimeoutSeconds: 30,
       databaseWaitSeconds: 0,
+      shutdownDelaySeconds: 5,
     });
     expect(loadConfig({ RATE_LIMIT: 'off' }).rateLimit).toBeNull();
   });
@@ -73,6 +76,8 @@ describe('loadConfig', () => {
     [{ DATABASE_URL: 'not a url' }, /^DATABASE_URL /],
     [{ DATABASE_URL: 'mysql://u@h/db' }, /^DATABASE_URL /],
     [{ LOG_LEVEL: 'loud' }, /^LOG_LEVEL /],
+    [{ API_KEYS: 'good,has space' }, /^API_KEYS: key 2 /],
+    [{ API_KEYS: 'clé' }, /^API_KEYS: key 1 /],
     [{ LOG_FORMAT: 'xml' }, /^LOG_FORMAT /],
     [{ RATE_LIMIT: 'maybe' }, /^RATE_LIMIT /],
     [{ RATE_LIMIT_PER_MINUTE: '0' }, /^RATE_LIMIT_PER_MINUTE /],

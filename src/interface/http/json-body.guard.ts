@@ -9,7 +9,11 @@ export const JSON_BODY_LIMIT = 16 * 1024;
 /** NewPet is flat; anything deeper is refused before it reaches recursive code (class-transformer, JSON.stringify). */
 export const JSON_MAX_DEPTH = 32;
 
-const DECODERS: Record<string, () => NodeJS.ReadWriteStream> = { gzip: createGunzip, deflate: createInflate, br: createBrotliDecompress };
+const DECODERS = new Map<string, () => NodeJS.ReadWriteStream>([
+  ['gzip', createGunzip],
+  ['deflate', createInflate],
+  ['br', createBrotliDecompress],
+]);
 
 /**
  * Reads the JSON body of the routes that take one, and lets the request through only with a JSON
@@ -36,22 +40,25 @@ async function readJsonObject(request: Request, response: Response): Promise<voi
   if (contentType === undefined ? hasBody : !/^application\/json\s*(;|$)/i.test(contentType)) {
     throw new ApiError(415, 'Content-Type must be application/json');
   }
-  // JSON is UTF-8 (RFC 8259); body-parser would also decode utf-16 and utf-7.
+  // JSON is UTF-8 (RFC 8259): no other charset is decoded.
   const charset = /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(contentType ?? '')?.[1]?.toLowerCase();
-  if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
-    throw new ApiError(415, 'Content-Type charset must be utf-8');
-  }
+  if (charset !== undefined && charset !== 'utf-8') throw new ApiError(415, 'Content-Type charset must be utf-8');
   if (!hasBody) throw new ApiError(400, 'Request body must be a JSON object');
+  const encoding = (request.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+  if (encoding !== 'identity' && !DECODERS.has(encoding)) throw new ApiError(415, 'Content-Encoding must be gzip, deflate, br or identity');
   // Refused as soon as it is known to be too large: nothing of it is read (and no 100 Continue sent).
-  if (Number(request.headers['content-length'] ?? 0) > JSON_BODY_LIMIT) throw new ApiError(413, `Request body exceeds the ${JSON_BODY_LIMIT / 1024} KiB limit`);
+  if (encoding === 'identity' && Number(request.headers['content-length'] ?? 0) > JSON_BODY_LIMIT) {
+    throw new ApiError(413, `Request body exceeds the ${JSON_BODY_LIMIT / 1024} KiB limit`);
+  }
   // The client waits for this before it sends the body (app.ts stops Node from sending it for every request).
   if (/^100-continue$/i.test(request.headers.expect ?? '')) response.writeContinue();
-  const bytes = await readBody(request);
-  // JSON text is UTF-8; decoding would replace invalid bytes with U+FFFD and store something other than what was sent.
+  const bytes = await readBody(request, encoding);
+  // Decoding would replace invalid bytes with U+FFFD and store something other than what was sent.
   if (!isUtf8(bytes)) throw new ApiError(400, 'Request body is not valid UTF-8');
   let body: unknown;
   try {
-    body = JSON.parse(bytes.toString('utf8'));
+    // A byte order mark may lead JSON text, and is not part of it (RFC 8259, section 8.1).
+    body = JSON.parse(bytes.toString('utf8').replace(/^\uFEFF/, ''));
   } catch {
     throw new ApiError(400, 'Request body is not valid JSON');
   }
@@ -67,10 +74,8 @@ async function readJsonObject(request: Request, response: Response): Promise<voi
  * body-parser reads the rest of it to its end before it answers, however large. raw-body stops at
  * the limit (counted after decompression), and the answer then closes the connection.
  */
-async function readBody(request: Request): Promise<Buffer> {
-  const encoding = (request.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
-  const decoder = DECODERS[encoding];
-  if (encoding !== 'identity' && decoder === undefined) throw new ApiError(415, 'Content-Encoding must be gzip, deflate, br or identity');
+async function readBody(request: Request, encoding: string): Promise<Buffer> {
+  const decoder = DECODERS.get(encoding);
   // A decoder's error (bytes that are not gzip, ...) reaches raw-body, which reports it below.
   const stream: NodeJS.ReadableStream = decoder === undefined ? request : request.pipe(decoder());
   try {

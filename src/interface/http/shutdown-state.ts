@@ -1,4 +1,8 @@
-/** Set when the service is draining before it stops: /readyz answers 503, answers carry Connection: close. */
+/**
+ * The stop after SIGTERM, in two steps: `draining`, /readyz answers 503 while requests are still
+ * served as usual; then `closing`, every answer carries Connection: close.
+ */
 export class ShutdownState {
   draining = false;
+  closing = false;
 }
