@@ -38,7 +38,7 @@ const BASELINES = ['express', 'node:http'];
 
 const PETS = 10_000;
 const PAGING_PETS = 1_000_000;
-const PROFILED = process.env.BENCH_PROFILE?.split(',') ?? ['list limit=20', 'no key (401)'];
+const PROFILED = (process.env.BENCH_PROFILE_SCENARIOS ?? 'list limit=20,no key (401)').split(',');
 const seconds = numberFromEnv('BENCH_DURATION', 10);
 // Rounds alternate the servers, so drift on the machine hits all of them alike.
 const ROUNDS = Math.max(1, Math.round(numberFromEnv('BENCH_ROUNDS', 2)));
