@@ -141,7 +141,7 @@ export function buildOpenApiDocument(app: INestApplication, servers: { productio
       type: 'http',
       scheme: 'bearer',
       description:
-        'An API key, sent as `Authorization: Bearer <key>` (the scheme name in any case). Keys are opaque strings, not JWTs: the ones the service issues are `psk_` followed by 43 base64url characters (256 random bits); an operator may also configure other keys (`API_KEYS`), of any characters but commas and whitespace. Without a valid key every operation answers 401.',
+        'An API key, sent as `Authorization: Bearer <key>` (the scheme name in any case). Keys are opaque strings, not JWTs: the ones the service issues are `psk_` followed by 43 base64url characters (256 random bits); an operator may also configure other keys (`API_KEYS`), of visible ASCII characters other than commas. Without a valid key every operation answers 401.',
     })
     .build();
   // Paths are relative to the servers, which end in /v1.
