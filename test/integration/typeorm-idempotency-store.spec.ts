@@ -71,6 +71,24 @@ describe('TypeOrmIdempotencyStore', () => {
     expect(await count('pets')).toBe(1);
   });
 
+  it('keeps two keys apart whose hashtext values collide: no false conflict while one is in flight', async () => {
+    const [{ a, b }] = await database.dataSource.query(`SELECT hashtext('k176902') AS a, hashtext('k298202') AS b`);
+    expect(a).toBe(b);
+    let finish: () => void = () => undefined;
+    const inFlight = store.once({ ...request, key: 'k176902' }, async (tx) => {
+      await new Promise<void>((resolve) => (finish = resolve));
+      return createPet(tx, 'first');
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+
+    const other = await store.once({ ...request, key: 'k298202' }, (tx) => createPet(tx, 'second'));
+
+    finish();
+    await expect(inFlight).resolves.toMatchObject({ replayed: false });
+    expect(other.replayed).toBe(false);
+    expect(await count('pets')).toBe(2);
+  });
+
   it('writes the pet and its record in one transaction: a failure after the pet keeps neither, and frees the key', async () => {
     await expect(
       store.once(request, async (tx) => {
