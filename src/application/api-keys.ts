@@ -15,6 +15,11 @@ export abstract class ApiKeys {
    * not valid. Rate limits and idempotency records are kept per caller.
    */
   abstract identify(key: string): Promise<string | null>;
+  /**
+   * The caller of a key known without asking the store (from the environment, or verified
+   * recently), else null: a null here says nothing about the key.
+   */
+  abstract recognise(key: string): string | null;
   abstract issue(label: string): Promise<IssuedApiKey>;
   abstract list(): Promise<ApiKeyInfo[]>;
   abstract revoke(id: number): Promise<RevokeResult>;

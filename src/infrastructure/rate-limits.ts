@@ -35,6 +35,11 @@ export class FlexibleRateLimits extends RateLimits {
     return hit(this.failedAuthentications, address);
   }
 
+  async failedAuthenticationBlock(address: string): Promise<number | null> {
+    const state = await this.failedAuthentications.get(address).catch(() => null);
+    return state !== null && state.remainingPoints <= 0 ? Math.max(1, Math.ceil(state.msBeforeNext / 1000)) : null;
+  }
+
   async degradation(): Promise<string | null> {
     if (this.redis === null) return null;
     try {
@@ -53,6 +58,10 @@ export class NoRateLimits extends RateLimits {
   }
 
   async hitFailedAuthentication(): Promise<null> {
+    return null;
+  }
+
+  async failedAuthenticationBlock(): Promise<null> {
     return null;
   }
 

@@ -33,21 +33,25 @@ export class TypeOrmApiKeys extends ApiKeys {
 
   /** The caller id is the key's SHA-256 (hex), never the key. */
   async identify(key: string): Promise<string | null> {
+    const known = this.recognise(key);
+    if (known !== null) return known;
+    const hash = sha256(key);
+    const valid = await translateStoreErrors(() => this.records.existsBy({ keyHash: hash, revokedAt: IsNull() }));
+    if (!valid) return null;
+    const id = hash.toString('hex');
+    // Only valid keys are remembered: random wrong keys cannot push them out.
+    this.verdicts?.set(id, true);
+    return id;
+  }
+
+  recognise(key: string): string | null {
     const hash = sha256(key);
     const id = hash.toString('hex');
     // Compare against every environment key without stopping early: the time says nothing about the key.
     let fromEnvironment = false;
     for (const candidate of this.environmentHashes) fromEnvironment = timingSafeEqual(hash, candidate) || fromEnvironment;
-    if (fromEnvironment) return id;
-
-    // A key seen recently costs no database round trip. Keyed by the hash, so the lookup's
-    // timing says nothing about the key either.
-    let valid = this.verdicts?.get(id);
-    if (valid === undefined) {
-      valid = await translateStoreErrors(() => this.records.existsBy({ keyHash: hash, revokedAt: IsNull() }));
-      this.verdicts?.set(id, valid);
-    }
-    return valid ? id : null;
+    // Keyed by the hash, so the cache lookup's timing says nothing about the key either.
+    return fromEnvironment || this.verdicts?.get(id) === true ? id : null;
   }
 
   async issue(label: string): Promise<IssuedApiKey> {

@@ -5,6 +5,7 @@ import { TypeOrmApiKeys } from '../../src/infrastructure/typeorm-api-keys.js';
 import { FlexibleRateLimits } from '../../src/infrastructure/rate-limits.js';
 import { openTestDatabase, type TestDatabase } from '../support/database.js';
 import { authorized, startServer, TEST_API_KEY, type TestServer } from '../support/server.js';
+import { startTcpProxy } from '../support/tcp-proxy.js';
 
 let database: TestDatabase;
 const servers: TestServer[] = [];
@@ -57,6 +58,26 @@ describe('rate limits', () => {
     expect(await limited.json()).toEqual({ code: 'rate_limited', message: expect.stringContaining('failed authentications'), status: 429 });
     // A caller with a valid key is not the one being limited.
     expect((await list(server, authorized)).status).toBe(200);
+  });
+
+  it('answers an address over its failed-authentication limit without a database lookup, whatever key it tries next', async () => {
+    const proxy = await startTcpProxy(database.url);
+    const server = await startServer({ url: proxy.url, schema: database.schema }, { rateLimits: new FlexibleRateLimits({ perKeyPerMinute: 100, failedAuthenticationsPerMinute: 2 }, null) });
+    try {
+      const statuses = [(await list(server, { Authorization: 'Bearer guess-1' })).status, (await list(server, { Authorization: 'Bearer guess-2' })).status];
+      await proxy.cut();
+
+      const next = await list(server, { Authorization: 'Bearer guess-never-seen' });
+
+      expect(statuses).toEqual([401, 401]);
+      expect(next.status).toBe(429);
+      await proxy.restore();
+      // A valid key from the same address is not the one being limited.
+      expect((await list(server, authorized)).status).toBe(200);
+    } finally {
+      await server.close();
+      await proxy.close();
+    }
   });
 
   const redisUrl = process.env.REDIS_URL;

@@ -122,16 +122,18 @@ describe('TypeOrmApiKeys', () => {
     expect(await instanceA.identify(key)).toBeNull();
   });
 
-  it('keeps at most maxEntries verdicts, so random keys cannot grow memory', async () => {
+  it('remembers only valid keys, at most maxEntries: random wrong keys cannot push a valid one out', async () => {
     const keys = new TypeOrmApiKeys(database.dataSource.getRepository(ApiKeyRecord), [], { seconds: 60, maxEntries: 3 });
     const { key } = await keys.issue('ci');
+    expect(keys.recognise(key)).toBeNull();
     await keys.identify(key);
-
-    await database.dataSource.query('UPDATE api_keys SET revoked_at = now()'); // behind the cache's back
 
     for (let i = 0; i < 10; i++) await keys.identify(`random-${i}`);
 
-    // Its verdict was evicted, so the database is asked again and the revocation seen.
-    expect(await keys.identify(key)).toBeNull();
+    expect(keys.recognise(key)).not.toBeNull();
+    expect(keys.recognise('random-9')).toBeNull();
+    const others = [await keys.issue('b'), await keys.issue('c'), await keys.issue('d')];
+    for (const other of others) await keys.identify(other.key);
+    expect(keys.recognise(key)).toBeNull();
   });
 });

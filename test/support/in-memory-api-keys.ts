@@ -9,6 +9,10 @@ export class InMemoryApiKeys extends ApiKeys {
     return stored === undefined ? null : `caller-${stored.id}`;
   }
 
+  recognise(): string | null {
+    return null;
+  }
+
   async issue(label: string): Promise<IssuedApiKey> {
     const issued = { id: this.keys.length + 1, label, key: `key-${this.keys.length + 1}`, createdAt: new Date('2026-11-21T00:00:00Z'), revokedAt: null };
     this.keys.push(issued);

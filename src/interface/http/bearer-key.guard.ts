@@ -46,10 +46,17 @@ export class BearerKeyGuard implements CanActivate {
     }
     if (isPublic) return true;
     const request = context.switchToHttp().getRequest<Request>();
+    const address = request.ip ?? request.socket.remoteAddress ?? 'unknown';
     const key = bearerKey(request.headers.authorization);
-    const caller = key === null ? null : await this.apiKeys.identify(key);
+    let caller = key === null ? null : this.apiKeys.recognise(key);
+    if (caller === null && key !== null) {
+      // An address over its limit costs no store lookup, however many keys it tries.
+      const blocked = await this.rateLimits.failedAuthenticationBlock(address);
+      if (blocked !== null) throw tooManyRequests(blocked, 'Too many failed authentications from this address');
+      caller = await this.apiKeys.identify(key);
+    }
     if (caller === null) {
-      const wait = await this.rateLimits.hitFailedAuthentication(request.ip ?? request.socket.remoteAddress ?? 'unknown');
+      const wait = await this.rateLimits.hitFailedAuthentication(address);
       if (wait !== null) throw tooManyRequests(wait, 'Too many failed authentications from this address');
       // RFC 6750 section 3: a challenge on every 401; error="invalid_token" only when a key was presented.
       if (key === null) throw new ApiError(401, 'Missing API key: send Authorization: Bearer <key>', { 'WWW-Authenticate': REALM });
