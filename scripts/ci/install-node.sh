@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs the newest Node LINE (26, 24, ...) from the npm registry's `node` package into DIR so that
+# every user may run it, and prints the directory to put first on PATH (DIR/node_modules/.bin).
+#
+#   bin=$(bash scripts/ci/install-node.sh 26 /tmp/node26) && PATH="$bin:$PATH" node --version
+#
+# npm itself stays the machine's (/usr/bin/npm); with this directory first on PATH it runs on this Node.
+set -euo pipefail
+line=${1:?usage: install-node.sh LINE DIR}
+dir=${2:?usage: install-node.sh LINE DIR}
+
+mkdir -p "$dir"
+# --prefix with no package.json there: a private node_modules, nothing else on the machine changes.
+npm install --prefix "$dir" --no-save --no-audit --no-fund --loglevel=error "node@$line" >&2
+bin=$dir/node_modules/.bin
+chmod -R a+rX "$dir"
+version=$("$bin/node" --version)
+if [[ $version != "v$line."* ]]; then
+  echo "install-node.sh: asked for Node $line, $bin/node is $version" >&2
+  exit 1
+fi
+echo "$bin"
