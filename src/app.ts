@@ -1,12 +1,15 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { type NestApplicationOptions, NotFoundException } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import type { NestExpressApplication } from '@nestjs/platform-express';
+import { ExpressAdapter, type NestExpressApplication } from '@nestjs/platform-express';
+import express from 'express';
 import type { NextFunction, Request, Response } from 'express';
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module.js';
 import { type Config, petstoreConfig } from './config.js';
 import { announceGetPetDeprecation } from './interface/http/deprecation.js';
-import { answerClientError, answerWithError } from './interface/http/error.filter.js';
+import { answerClientError, answerWithError, rawErrorResponse } from './interface/http/error.filter.js';
 import { HttpMetrics, observeRequests } from './interface/http/metrics.js';
 import { buildOpenApiDocument, serveOpenApi } from './interface/http/openapi.js';
 import { ShutdownState } from './interface/http/shutdown-state.js';
@@ -18,8 +21,16 @@ import { ShutdownState } from './interface/http/shutdown-state.js';
  */
 export const APP_OPTIONS: NestApplicationOptions = { bodyParser: false, bufferLogs: true, autoFlushLogs: false, abortOnError: false };
 
+/**
+ * Routes match case exactly: `/V1/PETS` is a 404, not `/v1/pets` without the headers the `/v1`
+ * middleware sets. Set on the Express app before Nest registers anything on it.
+ */
+export function createExpressAdapter(): ExpressAdapter {
+  return new ExpressAdapter(express().enable('case sensitive routing'));
+}
+
 export async function createApp(): Promise<NestExpressApplication> {
-  return configureApp(await NestFactory.create<NestExpressApplication>(AppModule, APP_OPTIONS));
+  return configureApp(await NestFactory.create<NestExpressApplication>(AppModule, createExpressAdapter(), APP_OPTIONS));
 }
 
 /**
@@ -35,7 +46,14 @@ export async function configureApp(app: NestExpressApplication): Promise<NestExp
   // Answers are Cache-Control: no-store; an ETag would only invite 304s that no client may use.
   app.set('etag', false);
   const server = app.getHttpServer();
-  server.on('clientError', answerClientError);
+  // What Node answers on its own, before any route, gets the Error body too.
+  const lastResponses = new WeakMap<object, ServerResponse>();
+  server.on('request', (request: IncomingMessage, response: ServerResponse) => lastResponses.set(request.socket, response));
+  server.on('clientError', (error: Error, socket: Duplex) => answerClientError(error, socket, lastResponses.get(socket)));
+  server.on('checkExpectation', (_request: IncomingMessage, response: ServerResponse) =>
+    response.socket?.end(rawErrorResponse(417, 'Expectation Failed', 'Expect header: only 100-continue is supported')),
+  );
+  server.on('connect', (_request: IncomingMessage, socket: Duplex) => socket.end(rawErrorResponse(405, 'Method Not Allowed', 'CONNECT is not supported')));
   // Node would answer every `Expect: 100-continue` with 100 Continue before any check; the JSON
   // body guard sends it only for a body it is about to read (after authentication and the size check).
   server.on('checkContinue', (request: unknown, response: unknown) => server.emit('request', request, response));

@@ -5,7 +5,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { Test } from '@nestjs/testing';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { APP_OPTIONS, configureApp } from './app.js';
+import { APP_OPTIONS, configureApp, createExpressAdapter } from './app.js';
 import { AppModule } from './app.module.js';
 import { loadConfig, petstoreConfig } from './config.js';
 import { DatabaseServer, dataSourceOptions } from './infrastructure/database.js';
@@ -19,7 +19,7 @@ const moduleRef = await Test.createTestingModule({ imports: [AppModule] })
   .overrideProvider(getDataSourceToken())
   .useValue(new DataSource(dataSourceOptions('postgres://unused@127.0.0.1:1/none')))
   .compile();
-const app = await configureApp(moduleRef.createNestApplication(APP_OPTIONS));
+const app = await configureApp(moduleRef.createNestApplication(createExpressAdapter(), APP_OPTIONS));
 await mkdir('docs', { recursive: true });
 await writeFile('docs/openapi.json', `${JSON.stringify(openApiDocumentOf(app), null, 2)}\n`);
 await app.close();

@@ -2,7 +2,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Test } from '@nestjs/testing';
 import { PARAMS_PROVIDER_TOKEN } from 'nestjs-pino';
 import type { DestinationStream } from 'pino';
-import { APP_OPTIONS, configureApp } from '../../src/app.js';
+import { APP_OPTIONS, configureApp, createExpressAdapter } from '../../src/app.js';
 import { AppModule } from '../../src/app.module.js';
 import { loadConfig, petstoreConfig } from '../../src/config.js';
 import { DatabaseServer } from '../../src/infrastructure/database.js';
@@ -49,7 +49,7 @@ export async function startServer(database: { url: string; schema?: string }, op
     .overrideProvider(PARAMS_PROVIDER_TOKEN)
     .useValue(loggerParams(config.log, options.log))
     .compile();
-  const app = await configureApp(moduleRef.createNestApplication<NestExpressApplication>(APP_OPTIONS));
+  const app = await configureApp(moduleRef.createNestApplication<NestExpressApplication>(createExpressAdapter(), APP_OPTIONS));
   await app.listen(options.port ?? 0, '127.0.0.1');
   const address: unknown = app.getHttpServer().address();
   if (typeof address !== 'object' || address === null || !('port' in address)) throw new Error('the server is not listening on TCP');

@@ -1,4 +1,5 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
+import type { ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Request, Response } from 'express';
 import { IdempotencyConflictError, IdempotencyKeyReusedError } from '../../application/idempotency-store.js';
@@ -105,27 +106,39 @@ export function answerWithError(exception: unknown, request: Request, response: 
   response.status(body.status).set(headers).json(body);
 }
 
+/** An Error body as raw HTTP/1.1, for what Node answers before Express: the connection then closes. */
+export function rawErrorResponse(status: number, reason: string, message: string, head = false): string {
+  const json = JSON.stringify({ code: codeFor(status), message, status });
+  return (
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(json)}\r\n` +
+    `X-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${head ? '' : json}`
+  );
+}
+
 /**
  * Node's HTTP parser refuses some requests before any route sees them (unknown method, bytes not
  * allowed in a path or header, conflicting Content-Length, header section over 16 KiB). Answer
  * those with the Error body too, not Node's bare 400.
  */
-export function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
+export function answerClientError(error: Error & { code?: string }, socket: Duplex, lastResponse: ServerResponse | undefined): void {
   if (!socket.writable || error.code === 'ECONNRESET') {
     socket.destroy();
+    return;
+  }
+  // Bytes sent behind a request whose answer is not out yet are not a request of their own: answer
+  // that request, then close, rather than add an answer the client never asked for. (Once an
+  // answer is out, what comes next is a new request, answered below.)
+  if (lastResponse !== undefined && !lastResponse.writableFinished) {
+    lastResponse.once('finish', () => socket.end());
     return;
   }
   const [status, reason, message] =
     error.code === 'HPE_HEADER_OVERFLOW'
       ? [431, 'Request Header Fields Too Large', 'Request header section exceeds 16 KiB']
       : [400, 'Bad Request', 'Malformed HTTP request'];
-  const json = JSON.stringify({ code: 'invalid_request', message, status });
   // An answer to HEAD has no body, or the client would read it as the next response.
   const head = 'rawPacket' in error && Buffer.isBuffer(error.rawPacket) && error.rawPacket.subarray(0, 5).toString('latin1') === 'HEAD ';
-  socket.end(
-    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(json)}\r\n` +
-      `X-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${head ? '' : json}`,
-  );
+  socket.end(rawErrorResponse(status, reason, message, head));
 }
 
 @Catch()

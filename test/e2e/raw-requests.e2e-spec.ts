@@ -1,0 +1,48 @@
+import { rawExchange } from '../support/raw-http.js';
+import { TEST_API_KEY, useService } from '../support/server.js';
+
+const service = useService();
+
+const get = (target: string, headers: string[] = []) => [`GET ${target} HTTP/1.1`, 'Host: localhost', `Authorization: Bearer ${TEST_API_KEY}`, ...headers, '', ''].join('\r\n');
+
+describe('requests Node answers before any route', () => {
+  it('answers an Expect it does not support with 417 and the Error body', async () => {
+    const answer = await rawExchange(service.server.url, get('/v1/pets', ['Expect: x']));
+
+    expect(answer.text).toMatch(/^HTTP\/1\.1 417 /);
+    expect(answer.text).toContain('{"code":"invalid_request","message":"Expect header: only 100-continue is supported","status":417}');
+    expect(answer.closed).toBe(true);
+  });
+
+  it('answers CONNECT with 405 and the Error body rather than closing in silence', async () => {
+    const answer = await rawExchange(service.server.url, 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
+
+    expect(answer.text).toMatch(/^HTTP\/1\.1 405 /);
+    expect(answer.text).toContain('"code":"method_not_allowed"');
+    expect(answer.closed).toBe(true);
+  });
+
+  it('sends no second, unasked-for answer when garbage follows a finished exchange on the connection', async () => {
+    const answer = await rawExchange(service.server.url, `${get('/healthz')}\u0001\u0002 garbage\r\n\r\n`);
+
+    expect(answer.text.match(/HTTP\/1\.1 /g)).toHaveLength(1);
+    expect(answer.text).toMatch(/^HTTP\/1\.1 200 /);
+    expect(answer.closed).toBe(true);
+  });
+
+  it('still answers garbage that opens a connection with 400 and the Error body', async () => {
+    const answer = await rawExchange(service.server.url, '\u0001\u0002 garbage\r\n\r\n');
+
+    expect(answer.text).toMatch(/^HTTP\/1\.1 400 /);
+    expect(answer.text).toContain('"code":"invalid_request"');
+  });
+});
+
+describe('paths', () => {
+  it.each([['/V1/pets'], ['/v1/PETS'], ['/v1/Pets/1']])('match case exactly: %s is a 404 with the Error body', async (path) => {
+    const response = await fetch(`${service.server.url}${path}`, { headers: { Authorization: `Bearer ${TEST_API_KEY}`, 'If-None-Match': '*' } });
+
+    expect(response.status).toBe(404);
+    expect(await response.json()).toEqual({ code: 'not_found', message: `No route for GET ${path}`, status: 404 });
+  });
+});
