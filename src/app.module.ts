@@ -3,7 +3,6 @@ import { ConfigModule } from '@nestjs/config';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
 import { LoggerModule } from 'nestjs-pino';
-import { randomBytes } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { ApiKeys } from './application/api-keys.js';
 import { CreatePet } from './application/create-pet.js';
@@ -15,7 +14,7 @@ import { RateLimits } from './application/rate-limits.js';
 import { Readiness } from './application/readiness.js';
 import { type Config, petstoreConfig } from './config.js';
 import { PetRepository } from './domain/pet-repository.js';
-import { DatabaseReadiness, DatabaseServer, dataSourceOptions, openDatabaseServer, TypeOrmDatabasePool, waitForDatabase } from './infrastructure/database.js';
+import { DatabaseReadiness, DatabaseServer, dataSourceOptions, openDatabaseServer, sharedSecret, TypeOrmDatabasePool, waitForDatabase } from './infrastructure/database.js';
 import { connectRedis, FlexibleRateLimits, NoRateLimits } from './infrastructure/rate-limits.js';
 import { ApiKeyRecord, PetRecord } from './infrastructure/records.js';
 import { TypeOrmApiKeys } from './infrastructure/typeorm-api-keys.js';
@@ -70,8 +69,12 @@ export class DatabaseServerModule {}
         new TypeOrmApiKeys(ds.getRepository(ApiKeyRecord), config.apiKeys, { seconds: config.apiKeyCacheSeconds, maxEntries: 10_000 }),
     },
     { provide: RateLimits, inject: [CONFIG], useFactory: rateLimitsFor },
-    // Without CURSOR_SECRET, cursors are signed with a secret of this process only.
-    { provide: CursorCodec, inject: [CONFIG], useFactory: (config: Config) => new CursorCodec(config.cursorSecret ?? randomBytes(32).toString('hex')) },
+    // Without CURSOR_SECRET, a secret kept in the database: a cursor is good on every instance and across restarts.
+    {
+      provide: CursorCodec,
+      inject: [CONFIG, DATA_SOURCE],
+      useFactory: async (config: Config, ds: DataSource) => new CursorCodec(config.cursorSecret ?? (await sharedSecret(ds, 'cursor'))),
+    },
     { provide: HttpMetrics, inject: [DatabasePool], useFactory: (pool: DatabasePool) => new HttpMetrics(pool) },
     ShutdownState,
     { provide: ListPets, inject: [PetRepository], useFactory: (pets: PetRepository) => new ListPets(pets) },

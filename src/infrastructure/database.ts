@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import type { DataSource, DataSourceOptions } from 'typeorm';
 import { DatabasePool, type PoolUsage } from '../application/database-pool.js';
@@ -8,10 +9,17 @@ import { CreatePets1763769600000 } from './migrations/1763769600000-create-pets.
 import { CreateIdempotencyKeys1763769700000 } from './migrations/1763769700000-create-idempotency-keys.js';
 import { CreateApiKeys1763769800000 } from './migrations/1763769800000-create-api-keys.js';
 import { IdempotencyKeepsThePet1795392000000 } from './migrations/1795392000000-idempotency-keeps-the-pet.js';
+import { CreateServiceSecrets1795478400000 } from './migrations/1795478400000-create-service-secrets.js';
 import { RECORDS } from './records.js';
 import { isUnavailable, translateStoreErrors } from './store-errors.js';
 
-export const MIGRATIONS = [CreatePets1763769600000, CreateIdempotencyKeys1763769700000, CreateApiKeys1763769800000, IdempotencyKeepsThePet1795392000000];
+export const MIGRATIONS = [
+  CreatePets1763769600000,
+  CreateIdempotencyKeys1763769700000,
+  CreateApiKeys1763769800000,
+  IdempotencyKeepsThePet1795392000000,
+  CreateServiceSecrets1795478400000,
+];
 
 /**
  * One set of options for the service, the TypeORM CLI and the tests. Schema changes come only
@@ -125,6 +133,22 @@ function refusal(error: unknown, where: string): string {
   if (code === '28P01' || code === '28000') return `PostgreSQL at ${where} refused the user or password of DATABASE_URL: fix them`;
   if (code === 'ENOTFOUND') return `The host of DATABASE_URL (${where}) cannot be resolved: fix DATABASE_URL`;
   return `PostgreSQL at ${where} refused the connection: ${reason(error)}`;
+}
+
+/**
+ * A secret shared by every instance on this database, and kept across restarts: the first
+ * instance that asks makes it (256 random bits), the others read the same one.
+ */
+export async function sharedSecret(dataSource: DataSource, name: string): Promise<string> {
+  const rows: unknown = await dataSource.query(
+    `WITH made AS (INSERT INTO service_secrets (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING RETURNING value)
+     SELECT value FROM made UNION ALL SELECT value FROM service_secrets WHERE name = $1`,
+    [name, randomBytes(32).toString('base64url')],
+  );
+  const row: unknown = Array.isArray(rows) ? rows[0] : undefined;
+  const value: unknown = typeof row === 'object' && row !== null ? Reflect.get(row, 'value') : undefined;
+  if (typeof value !== 'string') throw new Error(`service secret ${name} could not be read`);
+  return value;
 }
 
 export class DatabaseReadiness extends Readiness {

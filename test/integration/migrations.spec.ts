@@ -20,13 +20,29 @@ async function tables(): Promise<string[]> {
 
 describe('migrations', () => {
   it('create the schema, revert cleanly and apply again', async () => {
-    expect(await tables()).toEqual(['api_keys', 'idempotency_keys', 'migrations', 'pets']);
+    expect(await tables()).toEqual(['api_keys', 'idempotency_keys', 'migrations', 'pets', 'service_secrets']);
 
     while ((await database.dataSource.query('SELECT 1 FROM migrations')).length > 0) await database.dataSource.undoLastMigration();
     expect(await tables()).toEqual(['migrations']);
 
     await database.dataSource.runMigrations();
-    expect(await tables()).toEqual(['api_keys', 'idempotency_keys', 'migrations', 'pets']);
+    expect(await tables()).toEqual(['api_keys', 'idempotency_keys', 'migrations', 'pets', 'service_secrets']);
+  });
+
+  it('keep the idempotency records of a deployment made before they pointed at the pet', async () => {
+    while ((await database.dataSource.query(`SELECT 1 FROM migrations WHERE name = 'IdempotencyKeepsThePet1795392000000'`)).length > 0) {
+      await database.dataSource.undoLastMigration();
+    }
+    await database.dataSource.query(`INSERT INTO pets (name, category_id, status) VALUES ('Rex', 3, 'sold')`);
+    await database.dataSource.query(
+      `INSERT INTO idempotency_keys (caller, key, fingerprint, response_status, response_body, response_location, expires_at)
+       VALUES ('c', 'k', 'f', 201, '{"id":1,"name":"Rex","categoryId":3,"status":"sold"}', '/v1/pets/1', now() + interval '1 hour')`,
+    );
+
+    await database.dataSource.runMigrations();
+
+    expect(await database.dataSource.query(`SELECT caller, key, fingerprint, pet_id FROM idempotency_keys`)).toEqual([{ caller: 'c', key: 'k', fingerprint: 'f', pet_id: '1' }]);
+    await database.reset();
   });
 
   it('are all registered: every file in src/infrastructure/migrations is in MIGRATIONS, in order', async () => {

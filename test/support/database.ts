@@ -31,7 +31,7 @@ export async function openTestDatabase(): Promise<TestDatabase> {
     url,
     schema,
     async reset() {
-      await dataSource.query('TRUNCATE pets, idempotency_keys, api_keys RESTART IDENTITY');
+      await dataSource.query('TRUNCATE pets, idempotency_keys, api_keys, service_secrets RESTART IDENTITY');
     },
     async close() {
       if (dataSource.isInitialized) await dataSource.destroy();

@@ -23,6 +23,8 @@ export type ServerOptions = {
   servers?: { production: string; staging: string };
   port?: number;
   log?: DestinationStream;
+  /** null: no CURSOR_SECRET, as a deployment that leaves it unset. */
+  cursorSecret?: string | null;
 };
 
 /**
@@ -34,7 +36,7 @@ export async function startServer(database: { url: string; schema?: string }, op
   const config = loadConfig({
     API_KEYS: `${TEST_API_KEY},second-test-key-abcdefghijklmnop`,
     API_KEY_CACHE_SECONDS: String(options.apiKeyCacheSeconds ?? 5),
-    CURSOR_SECRET: 'test-cursor-secret',
+    CURSOR_SECRET: options.cursorSecret === undefined ? 'test-cursor-secret' : (options.cursorSecret ?? ''),
     PUBLIC_BASE_URL: servers.production,
     STAGING_BASE_URL: servers.staging,
     LOG_LEVEL: options.log ? 'trace' : 'silent',
