@@ -1,6 +1,6 @@
 import { Logger, Module } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
-import { APP_FILTER, APP_GUARD } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD, HttpAdapterHost } from '@nestjs/core';
 import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
 import { LoggerModule } from 'nestjs-pino';
 import type { DataSource } from 'typeorm';
@@ -14,7 +14,7 @@ import { RateLimits } from './application/rate-limits.js';
 import { Readiness } from './application/readiness.js';
 import { type Config, petstoreConfig } from './config.js';
 import { PetRepository } from './domain/pet-repository.js';
-import { DatabaseReadiness, DatabaseServer, dataSourceOptions, openDatabaseServer, sharedSecret, TypeOrmDatabasePool, waitForDatabase } from './infrastructure/database.js';
+import { DatabaseReadiness, DatabaseServer, dataSourceOptions, openDatabaseServer, openDataSource, sharedSecret, TypeOrmDatabasePool, waitForDatabase } from './infrastructure/database.js';
 import { connectRedis, FlexibleRateLimits, NoRateLimits } from './infrastructure/rate-limits.js';
 import { ApiKeyRecord, PetRecord } from './infrastructure/records.js';
 import { TypeOrmApiKeys } from './infrastructure/typeorm-api-keys.js';
@@ -28,6 +28,7 @@ import { loggerParams, startupLogger } from './interface/http/logging.js';
 import { HttpMetrics, MetricsController } from './interface/http/metrics.js';
 import { PetsController } from './interface/http/pets.controller.js';
 import { ShutdownState } from './interface/http/shutdown-state.js';
+import { TrustedProxies } from './interface/http/trusted-proxies.js';
 
 const CONFIG = petstoreConfig.KEY;
 const DATA_SOURCE = getDataSourceToken();
@@ -54,6 +55,11 @@ export class DatabaseServerModule {}
       inject: [DatabaseServer],
       // No retries here: databaseServerFor already waited, with one line per try.
       useFactory: (server: DatabaseServer) => ({ ...dataSourceOptions(server.url, server.schema), migrationsRun: true, retryAttempts: 0 }),
+      dataSourceFactory: async (options) => {
+        if (options === undefined) throw new Error('TypeORM options are missing');
+        const logger = new Logger('Database');
+        return openDataSource(options, (count) => logger.warn(`A database connection went silent: ${count} connection(s) dropped, new ones will be opened`));
+      },
     }),
   ],
   controllers: [PetsController, HealthController, MetricsController],
@@ -77,6 +83,7 @@ export class DatabaseServerModule {}
     },
     { provide: HttpMetrics, inject: [DatabasePool], useFactory: (pool: DatabasePool) => new HttpMetrics(pool) },
     ShutdownState,
+    { provide: TrustedProxies, inject: [HttpAdapterHost, CONFIG], useFactory: (host: HttpAdapterHost, config: Config) => new TrustedProxies(host, config.trustedProxies) },
     { provide: ListPets, inject: [PetRepository], useFactory: (pets: PetRepository) => new ListPets(pets) },
     { provide: CreatePet, inject: [PetRepository, IdempotencyStore], useFactory: (pets: PetRepository, store: IdempotencyStore) => new CreatePet(pets, store) },
     { provide: GetPet, inject: [PetRepository], useFactory: (pets: PetRepository) => new GetPet(pets) },

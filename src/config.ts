@@ -26,6 +26,11 @@ export type Config = {
   shutdownDelaySeconds: number;
   /** How long a start waits, retrying with back-off, for a database that does not answer yet. */
   databaseWaitSeconds: number;
+  /**
+   * Addresses or CIDRs of proxies whose X-Forwarded-For is believed (Express's `trust proxy`);
+   * empty: the client address is the socket's peer and no header is trusted.
+   */
+  trustedProxies: string[];
 };
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -67,6 +72,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownTimeoutSeconds: readPositiveInteger('SHUTDOWN_TIMEOUT_SECONDS', env.SHUTDOWN_TIMEOUT_SECONDS, 10),
     shutdownDelaySeconds: readNonNegativeInteger('SHUTDOWN_DELAY_SECONDS', env.SHUTDOWN_DELAY_SECONDS, 0),
     databaseWaitSeconds: readNonNegativeInteger('DATABASE_WAIT_SECONDS', env.DATABASE_WAIT_SECONDS, 30),
+    trustedProxies: readTrustedProxies(env.TRUSTED_PROXIES),
   };
 }
 
@@ -145,6 +151,21 @@ function readNonNegativeInteger(name: string, value: string | undefined, fallbac
   if (text === null) return fallback;
   if (!/^\d{1,9}$/.test(text)) throw new ConfigError(`${name} must be a whole number, got "${text}"`);
   return Number(text);
+}
+
+/** Comma-separated IPv4/IPv6 addresses or CIDRs, as Express's `trust proxy` takes them. */
+function readTrustedProxies(value: string | undefined): string[] {
+  const entries = (value ?? '').split(',').map((entry) => entry.trim()).filter((entry) => entry.length > 0);
+  for (const entry of entries) {
+    const [address = '', prefix, extra] = entry.split('/');
+    const family = isIP(address);
+    const bits = family === 4 ? 32 : 128;
+    const prefixOk = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= bits);
+    if (family === 0 || !prefixOk || extra !== undefined) {
+      throw new ConfigError(`TRUSTED_PROXIES must list IP addresses or CIDRs (such as 10.0.0.0/8), got "${entry}"`);
+    }
+  }
+  return entries;
 }
 
 function readRedisUrl(value: string | undefined): string | null {

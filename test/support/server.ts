@@ -25,6 +25,8 @@ export type ServerOptions = {
   log?: DestinationStream;
   /** null: no CURSOR_SECRET, as a deployment that leaves it unset. */
   cursorSecret?: string | null;
+  /** TRUSTED_PROXIES, as an operator writes it. */
+  trustedProxies?: string;
 };
 
 /**
@@ -40,6 +42,7 @@ export async function startServer(database: { url: string; schema?: string }, op
     PUBLIC_BASE_URL: servers.production,
     STAGING_BASE_URL: servers.staging,
     LOG_LEVEL: options.log ? 'trace' : 'silent',
+    TRUSTED_PROXIES: options.trustedProxies ?? '',
   });
   const moduleRef = await Test.createTestingModule({ imports: [AppModule] })
     .overrideProvider(petstoreConfig.KEY)

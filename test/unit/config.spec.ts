@@ -25,6 +25,7 @@ describe('loadConfig', () => {
       rateLimit: { perKeyPerMinute: 1200, failedAuthenticationsPerMinute: 20 },
       log: { level: 'info', pretty: false },
       shutdownTimeoutSeconds: 10,
+      trustedProxies: [],
     });
   });
 
@@ -48,6 +49,7 @@ describe('loadConfig', () => {
       SHUTDOWN_TIMEOUT_SECONDS: '30',
       DATABASE_WAIT_SECONDS: '0',
       SHUTDOWN_DELAY_SECONDS: '5',
+      TRUSTED_PROXIES: ' 127.0.0.1, 10.0.0.0/8 ,::1,fd00::/8',
     });
 
     expect(config).toEqual({
@@ -66,6 +68,7 @@ describe('loadConfig', () => {
       shutdownTimeoutSeconds: 30,
       databaseWaitSeconds: 0,
       shutdownDelaySeconds: 5,
+      trustedProxies: ['127.0.0.1', '10.0.0.0/8', '::1', 'fd00::/8'],
     });
     expect(loadConfig({ RATE_LIMIT: 'off' }).rateLimit).toBeNull();
   });
@@ -84,6 +87,10 @@ describe('loadConfig', () => {
     [{ REDIS_URL: 'http://x' }, /^REDIS_URL /],
     [{ PUBLIC_BASE_URL: 'ftp://x' }, /^PUBLIC_BASE_URL /],
     [{ SHUTDOWN_TIMEOUT_SECONDS: '-1' }, /^SHUTDOWN_TIMEOUT_SECONDS /],
+    [{ TRUSTED_PROXIES: 'haproxy.local' }, /^TRUSTED_PROXIES .*"haproxy.local"$/],
+    [{ TRUSTED_PROXIES: '10.0.0.0/33' }, /^TRUSTED_PROXIES /],
+    [{ TRUSTED_PROXIES: '127.0.0.1,10.0.0.1/8/8' }, /^TRUSTED_PROXIES /],
+    [{ TRUSTED_PROXIES: '::1/129' }, /^TRUSTED_PROXIES /],
   ])('refuses %j with a message naming the variable', (env, message) => {
     expect(errorFor(env)).toMatch(message);
   });
