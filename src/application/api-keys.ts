@@ -25,4 +25,9 @@ export abstract class ApiKeys {
   abstract revoke(id: number): Promise<RevokeResult>;
   /** True when at least one key (from the environment or stored, not revoked) would be accepted. */
   abstract hasUsableKey(): Promise<boolean>;
+  /**
+   * Issues a key only when no key would be accepted, as one step: of several instances starting
+   * at once on an empty store, exactly one gets the key and the others get null.
+   */
+  abstract issueIfNone(label: string): Promise<IssuedApiKey | null>;
 }

@@ -55,8 +55,7 @@ export class TypeOrmApiKeys extends ApiKeys {
   }
 
   async issue(label: string): Promise<IssuedApiKey> {
-    // 256 random bits, URL-safe; the prefix lets secret scanners recognise a leaked key.
-    const key = `psk_${randomBytes(32).toString('base64url')}`;
+    const key = newKey();
     const { identifiers } = await translateStoreErrors(() => this.records.insert({ label, keyHash: sha256(key) }));
     // The id TypeORM read back from RETURNING, before any transformer.
     const id = fromBigint(identifiers[0]?.id);
@@ -80,6 +79,37 @@ export class TypeOrmApiKeys extends ApiKeys {
     if (this.environmentHashes.length > 0) return true;
     return translateStoreErrors(() => this.records.existsBy({ revokedAt: IsNull() }));
   }
+
+  async issueIfNone(label: string): Promise<IssuedApiKey | null> {
+    if (this.environmentHashes.length > 0) return null;
+    const key = newKey();
+    const rows: unknown = await translateStoreErrors(() =>
+      this.records.manager.transaction(async (manager) => {
+        // Without the lock, two instances starting at once would both find no key (READ COMMITTED
+        // sees neither's uncommitted row) and both issue one. The second waits here, and its
+        // INSERT then sees the first one's committed key.
+        await manager.query('SELECT pg_advisory_xact_lock($1, $2)', FIRST_RUN_LOCK);
+        return manager.query(
+          'INSERT INTO api_keys (label, key_hash) SELECT $1, $2 WHERE NOT EXISTS (SELECT 1 FROM api_keys WHERE revoked_at IS NULL) RETURNING id',
+          [label, sha256(key)],
+        );
+      }),
+    );
+    const row: unknown = Array.isArray(rows) ? rows[0] : undefined;
+    if (typeof row !== 'object' || row === null) return null;
+    return { id: fromBigint(Reflect.get(row, 'id')), label, key };
+  }
+}
+
+/**
+ * The two-int4 form of the advisory lock ('pets' in ASCII, 1), so it never meets the one-bigint
+ * keys that creates and idempotency claims lock.
+ */
+const FIRST_RUN_LOCK = [0x70657473, 1];
+
+/** 256 random bits, URL-safe; the prefix lets secret scanners recognise a leaked key. */
+function newKey(): string {
+  return `psk_${randomBytes(32).toString('base64url')}`;
 }
 
 function sha256(key: string): Buffer {

@@ -86,6 +86,37 @@ describe('TypeOrmApiKeys', () => {
     expect(await keys.hasUsableKey()).toBe(false);
   });
 
+  it('issues a first-run key only when none would be accepted', async () => {
+    const keys = new TypeOrmApiKeys(database.dataSource.getRepository(ApiKeyRecord), [], noCache);
+
+    const first = await keys.issueIfNone('first run');
+    expect(first).toMatchObject({ id: 1, label: 'first run', key: expect.stringMatching(/^psk_/) });
+    expect(await keys.identify(first?.key ?? '')).not.toBeNull();
+    expect(await keys.issueIfNone('first run')).toBeNull();
+
+    await keys.revoke(1);
+    expect(await keys.issueIfNone('first run')).toMatchObject({ id: 2 });
+    expect(await new TypeOrmApiKeys(database.dataSource.getRepository(ApiKeyRecord), ['from-env'], noCache).issueIfNone('first run')).toBeNull();
+  });
+
+  it('of instances starting at once on an empty store, exactly one issues the first-run key', async () => {
+    // Each "instance" has a pool of its own, as separate processes would.
+    const instances = await Promise.all(
+      Array.from({ length: 6 }, async () => new DataSource(dataSourceOptions(database.url, database.schema)).initialize()),
+    );
+    try {
+      for (let round = 0; round < 10; round++) {
+        await database.reset();
+        const issued = await Promise.all(instances.map((ds) => new TypeOrmApiKeys(ds.getRepository(ApiKeyRecord), [], noCache).issueIfNone('first run')));
+
+        expect(issued.filter((key) => key !== null)).toHaveLength(1);
+        expect(await database.dataSource.query('SELECT count(*)::int AS n FROM api_keys')).toEqual([{ n: 1 }]);
+      }
+    } finally {
+      await Promise.all(instances.map((ds) => ds.destroy()));
+    }
+  });
+
   it('verifies a recently seen key without a database round trip', async () => {
     const proxy = await startTcpProxy(database.url);
     const viaProxy = new DataSource(dataSourceOptions(proxy.url, database.schema));

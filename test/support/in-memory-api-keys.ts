@@ -34,4 +34,8 @@ export class InMemoryApiKeys extends ApiKeys {
   async hasUsableKey(): Promise<boolean> {
     return this.keys.some((key) => key.revokedAt === null);
   }
+
+  async issueIfNone(label: string): Promise<IssuedApiKey | null> {
+    return (await this.hasUsableKey()) ? null : this.issue(label);
+  }
 }

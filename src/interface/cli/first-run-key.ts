@@ -18,8 +18,10 @@ export type FirstRunKeyOptions = {
  * production log stream, so the key goes to a file only its owner can read, and the log says where.
  */
 export async function announceFirstRunKey(apiKeys: ApiKeys, options: FirstRunKeyOptions): Promise<void> {
-  if (await apiKeys.hasUsableKey()) return;
-  const { id, key } = await apiKeys.issue('first run');
+  // One step in the store: of instances starting at once on an empty store, one issues the key.
+  const issued = await apiKeys.issueIfNone('first run');
+  if (issued === null) return;
+  const { id, key } = issued;
   if (options.embedded) {
     const print = options.print ?? ((text: string) => process.stdout.write(text));
     print(
