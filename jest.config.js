@@ -30,5 +30,8 @@ export default {
     { ...shared, displayName: 'process', testMatch: ['<rootDir>/test/process/**/*.process-spec.ts'] },
     // `npm run test:browser`: Swagger UI in Debian's Chromium, driven by playwright-core.
     { ...shared, displayName: 'browser', testMatch: ['<rootDir>/test/browser/**/*.browser-spec.ts'] },
+    // `npm run test:cluster`: HAProxy, 3 built instances, PostgreSQL primary + replica, Redis
+    // (scripts/cluster/cluster.sh), measured through the balancer.
+    { ...shared, displayName: 'cluster', testMatch: ['<rootDir>/test/cluster/**/*.cluster-spec.ts'] },
   ],
 };
