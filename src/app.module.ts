@@ -20,6 +20,8 @@ import { ApiKeyRecord, PetRecord } from './infrastructure/records.js';
 import { TypeOrmApiKeys } from './infrastructure/typeorm-api-keys.js';
 import { TypeOrmIdempotencyStore } from './infrastructure/typeorm-idempotency-store.js';
 import { TypeOrmPetRepository } from './infrastructure/typeorm-pet-repository.js';
+import { ReplicaRoutingPetRepository } from './infrastructure/replica-reads.js';
+import { TypeOrmReplicas } from './infrastructure/typeorm-replicas.js';
 import { BearerKeyGuard } from './interface/http/bearer-key.guard.js';
 import { CursorCodec } from './interface/http/cursor.js';
 import { ErrorFilter } from './interface/http/error.filter.js';
@@ -64,7 +66,15 @@ export class DatabaseServerModule {}
   ],
   controllers: [PetsController, HealthController, MetricsController],
   providers: [
-    { provide: PetRepository, inject: [DATA_SOURCE], useFactory: (ds: DataSource) => new TypeOrmPetRepository(ds.getRepository(PetRecord)) },
+    { provide: TypeOrmReplicas, inject: [DATA_SOURCE, CONFIG, DatabaseServer], useFactory: replicasFor },
+    {
+      provide: PetRepository,
+      inject: [DATA_SOURCE, TypeOrmReplicas],
+      useFactory: (ds: DataSource, replicas: TypeOrmReplicas) => {
+        const primary = new TypeOrmPetRepository(ds.getRepository(PetRecord));
+        return replicas.none ? primary : new ReplicaRoutingPetRepository(primary, replicas.set);
+      },
+    },
     { provide: IdempotencyStore, inject: [DATA_SOURCE], useFactory: (ds: DataSource) => new TypeOrmIdempotencyStore(ds) },
     { provide: DatabasePool, inject: [DATA_SOURCE], useFactory: (ds: DataSource) => new TypeOrmDatabasePool(ds) },
     { provide: Readiness, inject: [DATA_SOURCE], useFactory: (ds: DataSource) => new DatabaseReadiness(ds) },
@@ -98,6 +108,13 @@ async function databaseServerFor(config: Config): Promise<DatabaseServer> {
   const logger = startupLogger(config.log);
   await waitForDatabase(server.url, config.databaseWaitSeconds, (line) => logger.warn({ context: 'Database' }, line));
   return server;
+}
+
+function replicasFor(ds: DataSource, config: Config, server: DatabaseServer): TypeOrmReplicas {
+  const logger = new Logger('Replicas');
+  const replicas = new TypeOrmReplicas(ds, config.databaseReplicaUrls, { maxLagSeconds: config.databaseReplicaMaxLagSeconds, schema: server.schema, log: (line) => logger.warn(line) });
+  replicas.start();
+  return replicas;
 }
 
 function rateLimitsFor(config: Config): RateLimits {

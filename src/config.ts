@@ -31,6 +31,10 @@ export type Config = {
    * empty: the client address is the socket's peer and no header is trusted.
    */
   trustedProxies: string[];
+  /** Streaming replicas that serve list and get; empty: every read goes to DATABASE_URL. */
+  databaseReplicaUrls: string[];
+  /** A replica further behind the primary than this serves no reads until it catches up. */
+  databaseReplicaMaxLagSeconds: number;
 };
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -50,10 +54,13 @@ export const petstoreConfig = registerAs('petstore', (): Config => loadConfig(pr
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = readPort(env.PORT);
   const host = readHost(env.HOST);
+  const databaseUrl = readDatabaseUrl(env.DATABASE_URL);
+  const databaseReplicaUrls = (env.DATABASE_REPLICA_URLS ?? '').split(',').flatMap((url, i) => readDatabaseUrl(url, `DATABASE_REPLICA_URLS (URL ${i + 1})`) ?? []);
+  if (databaseReplicaUrls.length > 0 && databaseUrl === null) throw new ConfigError('DATABASE_REPLICA_URLS needs DATABASE_URL: the embedded database has no replicas');
   return {
     port,
     host,
-    databaseUrl: readDatabaseUrl(env.DATABASE_URL),
+    databaseUrl,
     dataDir: nonEmpty(env.DATA_DIR) ?? './data',
     apiKeys: readApiKeys(env.API_KEYS),
     // Relative, so that Swagger UI's "Try it out" calls the host and port the page came from.
@@ -73,6 +80,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownDelaySeconds: readNonNegativeInteger('SHUTDOWN_DELAY_SECONDS', env.SHUTDOWN_DELAY_SECONDS, 0),
     databaseWaitSeconds: readNonNegativeInteger('DATABASE_WAIT_SECONDS', env.DATABASE_WAIT_SECONDS, 30),
     trustedProxies: readTrustedProxies(env.TRUSTED_PROXIES),
+    databaseReplicaUrls,
+    databaseReplicaMaxLagSeconds: readPositiveSeconds('DATABASE_REPLICA_MAX_LAG_SECONDS', env.DATABASE_REPLICA_MAX_LAG_SECONDS, 2),
   };
 }
 
@@ -98,7 +107,7 @@ function readHost(value: string | undefined): string {
   return host;
 }
 
-function readDatabaseUrl(value: string | undefined): string | null {
+function readDatabaseUrl(value: string | undefined, name = 'DATABASE_URL'): string | null {
   const text = nonEmpty(value);
   if (text === null) return null;
   let url: URL;
@@ -106,12 +115,20 @@ function readDatabaseUrl(value: string | undefined): string | null {
     url = new URL(text);
   } catch {
     // The URL may hold a password: never echo it.
-    throw new ConfigError('DATABASE_URL is not a valid URL (expected postgres://user:password@host:port/database)');
+    throw new ConfigError(`${name} is not a valid URL (expected postgres://user:password@host:port/database)`);
   }
   if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
-    throw new ConfigError(`DATABASE_URL must start with postgres:// or postgresql://, got "${url.protocol}//"`);
+    throw new ConfigError(`${name} must start with postgres:// or postgresql://, got "${url.protocol}//"`);
   }
   return text;
+}
+
+/** Seconds, fractions allowed (0.5), more than 0. */
+function readPositiveSeconds(name: string, value: string | undefined, fallback: number): number {
+  const text = nonEmpty(value);
+  if (text === null) return fallback;
+  if (!/^\d{1,6}(\.\d{1,3})?$/.test(text) || Number(text) <= 0) throw new ConfigError(`${name} must be a number of seconds above 0, got "${text}"`);
+  return Number(text);
 }
 
 function readUrl(name: string, value: string | undefined): string | null {

@@ -101,3 +101,73 @@ describe('instances come and go under steady load', () => {
     expect([result.gaveUp, lost, duplicated, unacknowledged]).toEqual([0, 0, 0, 0]);
   }, 2 * MINUTES);
 });
+
+/** SELECTs a server has committed: on a standby, the reads it served. */
+async function transactionsOn(url: string): Promise<number> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ n: string }>('SELECT sum(xact_commit)::text AS n FROM pg_stat_database');
+    return Number(rows[0]?.n ?? 0);
+  } finally {
+    await client.end();
+  }
+}
+
+describe('reads on the streaming replica', () => {
+  it('read-your-writes: 1,000 creates each followed at once by a GET of the new pet, through the balancer, give 0 404s', async () => {
+    const headers = { Authorization: `Bearer ${env.apiKey}`, 'Content-Type': 'application/json' };
+    const replicaBefore = await transactionsOn(env.replicaUrl);
+    const statuses = new Map<number, number>();
+    await Promise.all(
+      Array.from({ length: 10 }, async (_, client) => {
+        for (let i = 0; i < 100; i++) {
+          const created = await fetch(`${env.balancerUrl}/v1/pets`, { method: 'POST', headers, body: JSON.stringify({ name: `ryw ${client}-${i}`, categoryId: 3 }) });
+          const pet = (await created.json()) as { id: number };
+          const got = await fetch(`${env.balancerUrl}/v1/pets/${pet.id}`, { headers });
+          await got.arrayBuffer();
+          statuses.set(got.status, (statuses.get(got.status) ?? 0) + 1);
+        }
+      }),
+    );
+    const replicaReads = (await transactionsOn(env.replicaUrl)) - replicaBefore;
+
+    report(`read-your-writes: 1,000 create + GET: ${JSON.stringify([...statuses])} (status, count); ${replicaReads} transactions on the replica meanwhile`);
+    expect([...statuses]).toEqual([[200, 1000]]);
+    // The GETs did go to the replica (and found most pets there), not all to the primary.
+    expect(replicaReads).toBeGreaterThan(500);
+  }, 2 * MINUTES);
+
+  it('replica stopped and started again: every read answered, none 5xx, none waiting beyond the 1 s bound', async () => {
+    const headers = { Authorization: `Bearer ${env.apiKey}` };
+    const [known] = await primaryQuery<{ id: string }>('SELECT id FROM pets ORDER BY id LIMIT 1');
+    let stopping = false;
+    const statuses = new Map<string, number>();
+    let slowest = 0;
+    let reads = 0;
+    const clients = Array.from({ length: 8 }, async (_, client) => {
+      while (!stopping) {
+        const started = performance.now();
+        const url = client % 2 === 0 ? `${env.balancerUrl}/v1/pets?limit=10` : `${env.balancerUrl}/v1/pets/${known?.id}`;
+        const status = await fetch(url, { headers }).then(
+          async (response) => (await response.arrayBuffer(), String(response.status)),
+          (error: unknown) => `network: ${String(error)}`,
+        );
+        slowest = Math.max(slowest, performance.now() - started);
+        reads++;
+        statuses.set(status, (statuses.get(status) ?? 0) + 1);
+      }
+    });
+    await sleep(1000);
+    await cluster('stop-replica');
+    await sleep(3000);
+    await cluster('start-replica');
+    await sleep(3000);
+    stopping = true;
+    await Promise.all(clients);
+
+    report(`replica stop/start under read load: ${reads} reads ${JSON.stringify([...statuses])}, slowest ${Math.round(slowest)} ms`);
+    expect([...statuses.keys()]).toEqual(['200']);
+    expect(slowest).toBeLessThan(1000);
+  }, 2 * MINUTES);
+});

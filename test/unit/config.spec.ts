@@ -26,6 +26,8 @@ describe('loadConfig', () => {
       log: { level: 'info', pretty: false },
       shutdownTimeoutSeconds: 10,
       trustedProxies: [],
+      databaseReplicaUrls: [],
+      databaseReplicaMaxLagSeconds: 2,
     });
   });
 
@@ -50,6 +52,8 @@ describe('loadConfig', () => {
       DATABASE_WAIT_SECONDS: '0',
       SHUTDOWN_DELAY_SECONDS: '5',
       TRUSTED_PROXIES: ' 127.0.0.1, 10.0.0.0/8 ,::1,fd00::/8',
+      DATABASE_REPLICA_URLS: 'postgres://u:p@replica1:5432/pets, postgresql://u:p@replica2/pets,',
+      DATABASE_REPLICA_MAX_LAG_SECONDS: '0.5',
     });
 
     expect(config).toEqual({
@@ -69,6 +73,8 @@ describe('loadConfig', () => {
       databaseWaitSeconds: 0,
       shutdownDelaySeconds: 5,
       trustedProxies: ['127.0.0.1', '10.0.0.0/8', '::1', 'fd00::/8'],
+      databaseReplicaUrls: ['postgres://u:p@replica1:5432/pets', 'postgresql://u:p@replica2/pets'],
+      databaseReplicaMaxLagSeconds: 0.5,
     });
     expect(loadConfig({ RATE_LIMIT: 'off' }).rateLimit).toBeNull();
   });
@@ -91,11 +97,16 @@ describe('loadConfig', () => {
     [{ TRUSTED_PROXIES: '10.0.0.0/33' }, /^TRUSTED_PROXIES /],
     [{ TRUSTED_PROXIES: '127.0.0.1,10.0.0.1/8/8' }, /^TRUSTED_PROXIES /],
     [{ TRUSTED_PROXIES: '::1/129' }, /^TRUSTED_PROXIES /],
+    [{ DATABASE_URL: 'postgres://h/db', DATABASE_REPLICA_URLS: 'postgres://r1/db,mysql://r2/db' }, /^DATABASE_REPLICA_URLS \(URL 2\) must start/],
+    [{ DATABASE_REPLICA_URLS: 'postgres://r1/db' }, /^DATABASE_REPLICA_URLS needs DATABASE_URL/],
+    [{ DATABASE_REPLICA_MAX_LAG_SECONDS: '0' }, /^DATABASE_REPLICA_MAX_LAG_SECONDS /],
+    [{ DATABASE_REPLICA_MAX_LAG_SECONDS: '1s' }, /^DATABASE_REPLICA_MAX_LAG_SECONDS /],
   ])('refuses %j with a message naming the variable', (env, message) => {
     expect(errorFor(env)).toMatch(message);
   });
 
   it('never echoes a DATABASE_URL, which may hold a password', () => {
     expect(errorFor({ DATABASE_URL: 'postgres://user:s3cret@[bad' })).not.toContain('s3cret');
+    expect(errorFor({ DATABASE_URL: 'postgres://h/db', DATABASE_REPLICA_URLS: 'postgres://user:s3cret@[bad' })).not.toContain('s3cret');
   });
 });
