@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import type { DataSource, DataSourceOptions } from 'typeorm';
+import { DataSource, type DataSourceOptions } from 'typeorm';
 import { DatabasePool, type PoolUsage } from '../application/database-pool.js';
 import { Readiness } from '../application/readiness.js';
 import { StoreUnavailableError } from '../domain/errors.js';
@@ -11,6 +11,7 @@ import { CreateApiKeys1763769800000 } from './migrations/1763769800000-create-ap
 import { IdempotencyKeepsThePet1795392000000 } from './migrations/1795392000000-idempotency-keeps-the-pet.js';
 import { CreateServiceSecrets1795478400000 } from './migrations/1795478400000-create-service-secrets.js';
 import { RECORDS } from './records.js';
+import { dropSilentConnections } from './silent-connections.js';
 import { isUnavailable, translateStoreErrors } from './store-errors.js';
 
 export const MIGRATIONS = [
@@ -20,6 +21,10 @@ export const MIGRATIONS = [
   IdempotencyKeepsThePet1795392000000,
   CreateServiceSecrets1795478400000,
 ];
+
+/** The server cancels a statement after this; a connection silent for longer is dead (see silent-connections.ts). */
+const STATEMENT_TIMEOUT_MS = 2000;
+export const SILENT_CONNECTION_MS = 3000;
 
 /**
  * One set of options for the service, the TypeORM CLI and the tests. Schema changes come only
@@ -38,14 +43,41 @@ export function dataSourceOptions(url: string, schema?: string): DataSourceOptio
     logging: false,
     extra: {
       max: 10,
-      // Bounded waits: a dead database answers 503 in seconds instead of hanging requests.
+      // Bounded waits: a database that does not answer costs a request seconds, not minutes.
+      // Every statement is an indexed lookup or a single-row write, so these are generous.
       connectionTimeoutMillis: 3000,
-      statement_timeout: 10_000,
-      query_timeout: 12_000,
+      statement_timeout: STATEMENT_TIMEOUT_MS,
+      lock_timeout: STATEMENT_TIMEOUT_MS,
+      // A session whose client vanished mid-transaction must not keep its locks (the create lock
+      // above all) until TCP notices.
+      idle_in_transaction_session_timeout: 5000,
+      keepAlive: true,
       application_name: 'petstore',
       ...(schema ? { options: `-c search_path=${schema}` } : {}),
     },
   };
+}
+
+/**
+ * Connects (and runs pending migrations when asked), then watches the pool for connections that
+ * go silent. The one way the service and the tools open a DataSource.
+ */
+export async function openDataSource(options: DataSourceOptions, onDropped: (count: number) => void = () => undefined): Promise<DataSource> {
+  const dataSource = await new DataSource(options).initialize();
+  const pool = poolOf(dataSource);
+  if (pool !== null) dropSilentConnections(pool, SILENT_CONNECTION_MS, onDropped);
+  return dataSource;
+}
+
+/** The pg pool behind TypeORM's PostgreSQL driver. */
+function poolOf(dataSource: DataSource): pg.Pool | null {
+  const master: unknown = Reflect.get(dataSource.driver, 'master');
+  // Not `instanceof pg.Pool`: TypeORM loads pg itself, and under Jest's VM modules that is another copy.
+  return isPool(master) ? master : null;
+}
+
+function isPool(value: unknown): value is pg.Pool {
+  return typeof value === 'object' && value !== null && 'totalCount' in value && 'on' in value;
 }
 
 /** The PostgreSQL server the service uses: DATABASE_URL's, or the embedded one it started. */
@@ -169,12 +201,7 @@ export class TypeOrmDatabasePool extends DatabasePool {
   }
 
   usage(): PoolUsage {
-    const driver: unknown = this.dataSource.driver;
-    const pool: unknown = typeof driver === 'object' && driver !== null && 'master' in driver ? driver.master : null;
-    const count = (name: string): number => {
-      const value: unknown = typeof pool === 'object' && pool !== null && name in pool ? Reflect.get(pool, name) : 0;
-      return typeof value === 'number' ? value : 0;
-    };
-    return { total: count('totalCount'), idle: count('idleCount'), waiting: count('waitingCount') };
+    const pool = poolOf(this.dataSource);
+    return pool === null ? { total: 0, idle: 0, waiting: 0 } : { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount };
   }
 }

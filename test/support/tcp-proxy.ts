@@ -7,6 +7,11 @@ export type TcpProxy = {
   cut(): Promise<void>;
   /** The database "comes back". */
   restore(): Promise<void>;
+  /**
+   * The open connections go silent, as after a failover or lost NAT state: still open, but nothing
+   * passes either way. New connections work.
+   */
+  silence(): void;
   close(): Promise<void>;
 };
 
@@ -14,6 +19,7 @@ export type TcpProxy = {
 export async function startTcpProxy(targetUrl: string): Promise<TcpProxy> {
   const target = new URL(targetUrl);
   const sockets = new Set<Socket>();
+  const pairs = new Set<[Socket, Socket]>();
   let server: Server | null = null;
   let port = 0;
 
@@ -26,6 +32,9 @@ export async function startTcpProxy(targetUrl: string): Promise<TcpProxy> {
           socket.on('close', () => sockets.delete(socket));
           socket.on('error', () => (socket === client ? upstream : client).destroy());
         }
+        const pair: [Socket, Socket] = [client, upstream];
+        pairs.add(pair);
+        client.on('close', () => pairs.delete(pair));
         client.pipe(upstream).pipe(client);
       });
       server.once('error', reject);
@@ -48,5 +57,14 @@ export async function startTcpProxy(targetUrl: string): Promise<TcpProxy> {
   const url = new URL(targetUrl);
   url.hostname = '127.0.0.1';
   url.port = String(port);
-  return { url: url.toString(), cut: stop, restore: listen, close: stop };
+  const silence = () => {
+    for (const [client, upstream] of pairs) {
+      client.unpipe(upstream);
+      upstream.unpipe(client);
+      // Read and drop: the sockets stay open, and neither side hears anything more.
+      for (const socket of [client, upstream]) socket.on('data', () => undefined);
+    }
+    pairs.clear();
+  };
+  return { url: url.toString(), cut: stop, restore: listen, silence, close: stop };
 }
