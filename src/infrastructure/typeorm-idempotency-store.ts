@@ -56,10 +56,11 @@ export class TypeOrmIdempotencyStore extends IdempotencyStore {
         return { pet, replayed: true };
       }
 
-      const pet = await create(pets);
       // Expired records go as new ones arrive (at most 100 at a time, more than the one added),
-      // so the table stays bounded with no scheduled job.
+      // so the table stays bounded with no scheduled job. Before the create: from the pet's
+      // insert to COMMIT, other creates wait (see TypeOrmPetRepository).
       await manager.query(`DELETE FROM idempotency_keys WHERE ctid IN (SELECT ctid FROM idempotency_keys WHERE expires_at <= now() LIMIT 100)`);
+      const pet = await create(pets);
       await manager.query(
         `INSERT INTO idempotency_keys (caller, key, fingerprint, pet_id, expires_at) VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5))
          ON CONFLICT (caller, key) DO UPDATE SET fingerprint = EXCLUDED.fingerprint, pet_id = EXCLUDED.pet_id,

@@ -9,7 +9,12 @@ import { translateStoreErrors } from './store-errors.js';
 // and hydrated entities on every call, a share of each request measured in docs/performance.md.
 // They still run through the repository (its pool, or the transaction it belongs to).
 const COLUMNS = 'id, name, category_id, status';
-const INSERT = 'INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3) RETURNING id';
+// Creates commit in id order: the id is drawn under a lock held until COMMIT. Otherwise id 7 may
+// commit after id 8, and a client that has paged past 8 never sees 7 (keyset paging trusts the
+// order). It holds on replicas too, which replay commits in the primary's order. The lock is the
+// table's own (one per schema), and a read never waits for it.
+const INSERT = `WITH serial AS MATERIALIZED (SELECT pg_advisory_xact_lock('pets'::regclass::oid::bigint))
+  INSERT INTO pets (name, category_id, status) SELECT $1::text, $2::bigint, $3::text FROM serial RETURNING id`;
 const BY_ID = `SELECT ${COLUMNS} FROM pets WHERE id = $1`;
 // Keyset paging: "id > last seen" walks the (status, id) index or the primary key, so a deep page
 // costs what the first one does (OFFSET would read every skipped row).
