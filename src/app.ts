@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type NestApplicationOptions, NotFoundException } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -8,6 +8,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module.js';
 import { type Config, petstoreConfig } from './config.js';
+import { ApiError } from './interface/http/api-error.js';
 import { announceGetPetDeprecation } from './interface/http/deprecation.js';
 import { answerClientError, answerWithError, rawErrorResponse } from './interface/http/error.filter.js';
 import { HttpMetrics, observeRequests } from './interface/http/metrics.js';
@@ -45,7 +46,11 @@ export async function configureApp(app: NestExpressApplication): Promise<NestExp
   app.disable('x-powered-by');
   // Answers are Cache-Control: no-store; an ETag would only invite 304s that no client may use.
   app.set('etag', false);
-  const server = app.getHttpServer();
+  const server: Server = app.getHttpServer();
+  // Node answers an HTTP/1.1 request without Host with an empty 400 of its own; the middleware
+  // below answers it with the Error body instead. (Node reads the option from the server at each
+  // request; Nest creates the server without a way to pass it.)
+  Object.assign(server, { requireHostHeader: false });
   // What Node answers on its own, before any route, gets the Error body too.
   const lastResponses = new WeakMap<object, ServerResponse>();
   server.on('request', (request: IncomingMessage, response: ServerResponse) => lastResponses.set(request.socket, response));
@@ -62,6 +67,11 @@ export async function configureApp(app: NestExpressApplication): Promise<NestExp
   // What a security review expects on every answer; API answers are never stored by caches.
   app.use((request: Request, response: Response, next: NextFunction) => {
     response.setHeader('X-Content-Type-Options', 'nosniff');
+    if (request.httpVersion === '1.1' && request.headers.host === undefined) {
+      response.setHeader('Connection', 'close');
+      answerWithError(new ApiError(400, 'Host header is required in HTTP/1.1'), request, response);
+      return;
+    }
     if (request.path.startsWith('/v1/')) {
       response.setHeader('Cache-Control', 'no-store');
       // No validators are sent, so no conditional request can succeed; Express would still answer

@@ -14,6 +14,15 @@ describe('requests Node answers before any route', () => {
     expect(answer.closed).toBe(true);
   });
 
+  it('answers an HTTP/1.1 request without Host with 400 and the Error body', async () => {
+    const answer = await rawExchange(service.server.url, `GET /v1/pets HTTP/1.1\r\nAuthorization: Bearer ${TEST_API_KEY}\r\n\r\n`);
+
+    expect(answer.text).toMatch(/^HTTP\/1\.1 400 /);
+    expect(answer.text).toMatch(/content-type: application\/json/i);
+    expect(answer.text).toContain('{"code":"invalid_request","message":"Host header is required in HTTP/1.1","status":400}');
+    expect(answer.closed).toBe(true);
+  });
+
   it('answers CONNECT with 405 and the Error body rather than closing in silence', async () => {
     const answer = await rawExchange(service.server.url, 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
 
