@@ -6,7 +6,7 @@ import { type Config, ConfigError, petstoreConfig } from './config.js';
 import { DatabaseServer, StartupError } from './infrastructure/database.js';
 import { EmbeddedPostgresError } from './infrastructure/embedded-postgres.js';
 import { announceFirstRunKey } from './interface/cli/first-run-key.js';
-import { startupLogger } from './interface/http/logging.js';
+import { flushLog, startupLogger } from './interface/http/logging.js';
 import { drain } from './shutdown.js';
 
 const logger = new Logger('Main');
@@ -30,6 +30,7 @@ async function main(): Promise<void> {
     await database.stop();
     logger.log(`stopped: drained in ${drainedInMs} ms${timedOut ? ', cutting the connections still open' : ''}`);
     app.flushLogs();
+    await flushLog();
     process.exit(0);
   };
   for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, () => void shutdown(signal));

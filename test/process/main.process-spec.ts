@@ -1,6 +1,7 @@
 import { removeEmbeddedPostgres } from '../../src/infrastructure/embedded-postgres.js';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdtemp } from "node:fs/promises";
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { steadyLoad } from '../support/load.js';
@@ -38,6 +39,38 @@ describe('the service process', () => {
       expect(counts.answered).toBeGreaterThan(20);
       // No postgres of this DATA_DIR is left running.
       expect(execFileSync('ps', ['-eo', 'args']).toString()).not.toContain(dataDir);
+    } finally {
+      child.kill('SIGKILL');
+      await removeEmbeddedPostgres(dataDir);
+    }
+  });
+
+  it('exits on SIGTERM when the reader of its log has gone away (main.js | head -3)', async () => {
+    const dataDir = await mkdtemp(path.join(tmpdir(), 'petstore-process-'));
+    const port = await freePort();
+    const child = start({ PORT: String(port), DATA_DIR: dataDir, API_KEYS: 'process-test-key', HOST: '127.0.0.1', SHUTDOWN_TIMEOUT_SECONDS: '2' });
+    const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    try {
+      // What `| head -3` does: read three lines, then close the pipe.
+      const piped = new Promise<void>((resolve) => {
+        let lines = 0;
+        child.stdout?.on('data', (chunk: Buffer) => {
+          lines += chunk.toString().split('\n').length - 1;
+          if (lines >= 3) {
+            child.stdout?.destroy();
+            resolve();
+          }
+        });
+      });
+      await piped;
+      // Listening, asked nothing over HTTP (a request would log a line, and its write would meet
+      // the closed pipe early): the lines of the stop are the first to find the pipe closed.
+      await until(() => portOpen(port));
+
+      child.kill('SIGTERM');
+      const code = await Promise.race([exit, new Promise((resolve) => setTimeout(() => resolve('still running after 10 s'), 10_000))]);
+
+      expect(code).toBe(0);
     } finally {
       child.kill('SIGKILL');
       await removeEmbeddedPostgres(dataDir);
@@ -148,3 +181,21 @@ describe('the service process', () => {
     }
   });
 });
+
+function portOpen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+async function until(condition: () => Promise<boolean>): Promise<void> {
+  for (let tries = 0; !(await condition()); tries++) {
+    if (tries > 300) throw new Error('condition not met within 30 s');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}

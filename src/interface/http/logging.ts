@@ -41,7 +41,32 @@ export function loggerParams(log: { level: LogLevel; pretty: boolean }, destinat
   if (log.pretty) return { forRoutes, pinoHttp: { ...options, transport: { target: 'pino-pretty', options: { colorize: false } } } };
   // Lines are written in batches of 4 KiB, or once a second: a write per line cost about a tenth of
   // a request (docs/performance.md). pino flushes what is left when the process exits.
-  return { forRoutes, pinoHttp: [options, destination ?? pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: 1000 })] };
+  return { forRoutes, pinoHttp: [options, destination ?? stdoutDestination()] };
+}
+
+let stdout: ReturnType<typeof pino.destination> | null = null;
+
+function stdoutDestination(): ReturnType<typeof pino.destination> {
+  stdout ??= pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: 1000 });
+  return stdout;
+}
+
+/**
+ * Writes out what the stdout log still holds, before the process exits. pino's own flush at exit
+ * is synchronous, and a synchronous write that meets a reader gone away (`main.js | head`, EPIPE)
+ * is retried forever by sonic-boom, so the process never exits. An asynchronous one that meets
+ * EPIPE makes pino stop writing, and the exit then goes through.
+ */
+export function flushLog(timeoutMs = 1000): Promise<void> {
+  const destination = stdout;
+  if (destination === null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, timeoutMs);
+    destination.flush(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
 }
 
 /**
