@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { DataSource } from 'typeorm';
-import { dataSourceOptions } from './database.js';
+import { dataSourceOptions, openDataSource } from './database.js';
 import { PetRecord } from './records.js';
 import { type Replica, ReplicaSet } from './replica-reads.js';
 import { TypeOrmPetRepository } from './typeorm-pet-repository.js';
@@ -74,7 +74,8 @@ class PgReplica implements Replica {
     // The primary's pool settings, with waits short enough for the read deadline: a replica that
     // does not answer is given up on, and the read goes to the primary.
     const extra = { ...options.extra, connectionTimeoutMillis: REPLICA_READ_DEADLINE_MS, statement_timeout: REPLICA_READ_DEADLINE_MS };
-    const dataSource = await new DataSource({ ...options, extra, migrationsRun: false }).initialize();
+    // Opened like the primary's, so that connections that go silent are dropped, not lent out again.
+    const dataSource = await openDataSource({ ...options, extra, migrationsRun: false });
     this.dataSource = dataSource;
     this.repository = new TypeOrmPetRepository(dataSource.getRepository(PetRecord));
   }
