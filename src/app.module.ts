@@ -1,6 +1,6 @@
 import { Logger, Module } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
-import { APP_FILTER, APP_GUARD, HttpAdapterHost } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
 import { LoggerModule } from 'nestjs-pino';
 import type { DataSource } from 'typeorm';
@@ -30,7 +30,6 @@ import { loggerParams, startupLogger } from './interface/http/logging.js';
 import { HttpMetrics, MetricsController } from './interface/http/metrics.js';
 import { PetsController } from './interface/http/pets.controller.js';
 import { ShutdownState } from './interface/http/shutdown-state.js';
-import { TrustedProxies } from './interface/http/trusted-proxies.js';
 
 const CONFIG = petstoreConfig.KEY;
 const DATA_SOURCE = getDataSourceToken();
@@ -93,7 +92,6 @@ export class DatabaseServerModule {}
     },
     { provide: HttpMetrics, inject: [DatabasePool], useFactory: (pool: DatabasePool) => new HttpMetrics(pool) },
     ShutdownState,
-    { provide: TrustedProxies, inject: [HttpAdapterHost, CONFIG], useFactory: (host: HttpAdapterHost, config: Config) => new TrustedProxies(host, config.trustedProxies) },
     { provide: ListPets, inject: [PetRepository], useFactory: (pets: PetRepository) => new ListPets(pets) },
     { provide: CreatePet, inject: [PetRepository, IdempotencyStore], useFactory: (pets: PetRepository, store: IdempotencyStore) => new CreatePet(pets, store) },
     { provide: GetPet, inject: [PetRepository], useFactory: (pets: PetRepository) => new GetPet(pets) },

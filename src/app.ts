@@ -44,6 +44,11 @@ export async function configureApp(app: NestExpressApplication): Promise<NestExp
   app.flushLogs();
   const config = app.get<Config>(petstoreConfig.KEY);
   app.disable('x-powered-by');
+  // TRUSTED_PROXIES: `request.ip` (what the failed-authentication limit counts by) is then the
+  // address a trusted proxy put in X-Forwarded-For, read from the right up to the first address
+  // not trusted, so a client cannot forge its way past the balancer. None: the socket's peer, and
+  // no header is believed.
+  if (config.trustedProxies.length > 0) app.set('trust proxy', config.trustedProxies);
   // Answers are Cache-Control: no-store; an ETag would only invite 304s that no client may use.
   app.set('etag', false);
   const server: Server = app.getHttpServer();
