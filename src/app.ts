@@ -10,7 +10,7 @@ import { AppModule } from './app.module.js';
 import { type Config, petstoreConfig } from './config.js';
 import { ApiError } from './interface/http/api-error.js';
 import { announceGetPetDeprecation } from './interface/http/deprecation.js';
-import { answerClientError, answerWithError, rawErrorResponse } from './interface/http/error.filter.js';
+import { afterPendingAnswer, answerClientError, answerRaw, answerWithError, rawErrorResponse } from './interface/http/error.filter.js';
 import { HttpMetrics, observeRequests } from './interface/http/metrics.js';
 import { buildOpenApiDocument, serveOpenApi } from './interface/http/openapi.js';
 import { ShutdownState } from './interface/http/shutdown-state.js';
@@ -60,10 +60,15 @@ export async function configureApp(app: NestExpressApplication): Promise<NestExp
   const lastResponses = new WeakMap<object, ServerResponse>();
   server.on('request', (request: IncomingMessage, response: ServerResponse) => lastResponses.set(request.socket, response));
   server.on('clientError', (error: Error, socket: Duplex) => answerClientError(error, socket, lastResponses.get(socket)));
-  server.on('checkExpectation', (_request: IncomingMessage, response: ServerResponse) =>
-    response.socket?.end(rawErrorResponse(417, 'Expectation Failed', 'Expect header: only 100-continue is supported')),
+  // Answered through its own response, so that it goes out in turn behind requests pipelined ahead of it.
+  server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
+    lastResponses.set(request.socket, response);
+    answerRaw(response, 417, 'Expect header: only 100-continue is supported');
+  });
+  // CONNECT takes the socket over: the refusal waits for the answer still due on it, if any.
+  server.on('connect', (request: IncomingMessage, socket: Duplex) =>
+    afterPendingAnswer(socket, lastResponses.get(request.socket), () => rawErrorResponse(405, 'Method Not Allowed', 'CONNECT is not supported')),
   );
-  server.on('connect', (_request: IncomingMessage, socket: Duplex) => socket.end(rawErrorResponse(405, 'Method Not Allowed', 'CONNECT is not supported')));
   // Node would answer every `Expect: 100-continue` with 100 Continue before any check; the JSON
   // body guard sends it only for a body it is about to read (after authentication and the size check).
   server.on('checkContinue', (request: unknown, response: unknown) => server.emit('request', request, response));

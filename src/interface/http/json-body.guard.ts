@@ -47,7 +47,8 @@ async function readJsonObject(request: Request, response: Response): Promise<voi
   const encoding = (request.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
   if (encoding !== 'identity' && !DECODERS.has(encoding)) throw new ApiError(415, 'Content-Encoding must be gzip, deflate, br or identity');
   // Refused as soon as it is known to be too large: nothing of it is read (and no 100 Continue sent).
-  if (encoding === 'identity' && Number(request.headers['content-length'] ?? 0) > JSON_BODY_LIMIT) {
+  // A compressed body is held to the same limit as sent, as well as once decoded.
+  if (Number(request.headers['content-length'] ?? 0) > JSON_BODY_LIMIT) {
     throw new ApiError(413, `Request body exceeds the ${JSON_BODY_LIMIT / 1024} KiB limit`);
   }
   // The client waits for this before it sends the body (app.ts stops Node from sending it for every request).
