@@ -869,6 +869,8 @@ function buildCreate(plan: CreatePlan): Built {
   if (plan.contentType.kind === 'odd') return { ...base, expected: null, why: 'odd Content-Type' };
   if (!hasBody) return { ...base, expected: [400], why: 'no body' };
   if (mode === 'unsupported') return { ...base, expected: [415], why: `Content-Encoding ${JSON.stringify(plan.encoding?.header)}` };
+  // A Content-Length over the limit is refused before a byte is read, whatever the encoding.
+  if (!chunked && wireBody.length > BODY_LIMIT) return { ...base, expected: [413], why: `a Content-Length of ${wireBody.length}, over 16 KiB` };
   if (mode === 'garbage') return { ...base, expected: [400], why: 'a body that does not decompress' };
   if (text === null || raw === null) return { ...base, expected: null, why: 'a body that is not UTF-8' };
   const judged = judgeBody(text, raw.length);

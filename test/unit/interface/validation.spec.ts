@@ -30,7 +30,7 @@ describe('request validation', () => {
     await expect(validateBody({ 'a"b\n': 1, name: 'Rex', categoryId: 1 })).rejects.toMatchObject({ message: String.raw`Invalid request body: "a\"b\n" is not a known field` });
   });
 
-  it.each([['constructor'], ['toString'], ['__proto__'], ['hasOwnProperty']])('refuses a field named like an Object.prototype member: %s', async (field) => {
+  it.each([['constructor'], ['toString'], ['__proto__'], ['hasOwnProperty'], ['prototype']])('refuses a field named like an Object.prototype member: %s', async (field) => {
     const body = JSON.parse(`{"name":"Rex","categoryId":1,"${field}":{"admin":true}}`);
 
     await expect(validateBody(body)).rejects.toMatchObject({ message: `Invalid request body: "${field}" is not a known field` });
