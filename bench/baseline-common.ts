@@ -26,7 +26,10 @@ const cursorSecret = process.env.CURSOR_SECRET ?? 'baseline';
 const REALM = 'Bearer realm="petstore"';
 const NEW_PET_FIELDS = new Set(['name', 'categoryId', 'status']);
 const COLUMNS = 'id, name, category_id, status';
-const INSERT = `INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3) RETURNING ${COLUMNS}`;
+// The contract says a client paging to the end never misses a pet, so creates commit in id order
+// here too, under the same lock as the service's (see docs/performance.md).
+const INSERT = `WITH serial AS MATERIALIZED (SELECT pg_advisory_xact_lock('pets'::regclass::oid::bigint))
+  INSERT INTO pets (name, category_id, status) SELECT $1::text, $2::bigint, $3::text FROM serial RETURNING ${COLUMNS}`;
 const BY_ID = `SELECT ${COLUMNS} FROM pets WHERE id = $1`;
 // Keyset paging, as the service pages: the (status, id) index or the primary key, never OFFSET.
 const PAGE = `SELECT ${COLUMNS} FROM pets WHERE id > $1 ORDER BY id LIMIT $2`;
