@@ -33,8 +33,9 @@ const COMMANDS: Record<string, string[]> = {
   ours: ['sh', '-c', START_PROD],
   express: [process.execPath, fileURLToPath(new URL('./express-baseline.js', import.meta.url))],
   'node:http': [process.execPath, fileURLToPath(new URL('./node-http-baseline.js', import.meta.url))],
+  nest: [process.execPath, fileURLToPath(new URL('./nest-baseline.js', import.meta.url))],
 };
-const BASELINES = ['express', 'node:http'];
+const BASELINES = ['express', 'node:http', 'nest'];
 
 const PETS = 10_000;
 const PAGING_PETS = 1_000_000;

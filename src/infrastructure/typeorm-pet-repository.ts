@@ -57,7 +57,8 @@ export class TypeOrmPetRepository extends PetRepository {
 /** Field by field from the row: nothing but the Pet's fields leaves the adapter. */
 function toPet(row: unknown): Pet {
   const record = typeof row === 'object' && row !== null ? row : {};
-  const [id, name, categoryId, status] = ['id', 'name', 'category_id', 'status'].map((column) => Reflect.get(record, column));
+  const name: unknown = Reflect.get(record, 'name');
+  const status: unknown = Reflect.get(record, 'status');
   if (typeof name !== 'string' || !isPetStatus(status)) throw new Error('pets row of an unexpected shape');
-  return { id: fromBigint(id), name, categoryId: fromBigint(categoryId), status };
+  return { id: fromBigint(Reflect.get(record, 'id')), name, categoryId: fromBigint(Reflect.get(record, 'category_id')), status };
 }
