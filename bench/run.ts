@@ -1,13 +1,13 @@
 /**
  * `npm run bench`: our service, started as `npm run start:prod` starts it, against stock Express 5
- * + pg and bare node:http + pg doing the same three operations, on a database of its own, under
+ * + pg, bare node:http + pg and a minimal NestJS app doing the same three operations, on a database of its own, under
  * wrk; then keyset paging over a million pets. Figures, never assertions: ratios are what compare
  * across machines. See docs/performance.md.
  *
  *   BENCH_DURATION=10 (s per run)  BENCH_ROUNDS=2  BENCH_WARMUP=3  BENCH_QUICK=1 (skip paging)  DATABASE_URL=...
  *   npm run bench -- --paging     only the paging figures (or BENCH_PAGING=1)
  *   npm run bench -- --profile    V8 CPU profiles of our service under the list and 401 scenarios
- *                                 (BENCH_PROFILE="create,get by id" picks others), written to
+ *                                 (BENCH_PROFILE_SCENARIOS="create,get by id" picks others), written to
  *                                 BENCH_PROFILE_DIR (default /tmp/prof) and summarised by package
  */
 import 'reflect-metadata'; // cursor.ts's module graph carries Swagger decorators.
