@@ -1,8 +1,8 @@
 /**
  * `npm run bench`: our service, started as `npm run start:prod` starts it, against stock Express 5
- * + pg, bare node:http + pg and a minimal NestJS app doing the same three operations, on a database of its own, under
- * wrk; then keyset paging over a million pets. Figures, never assertions: ratios are what compare
- * across machines. See docs/performance.md.
+ * + pg, bare node:http + pg and a minimal NestJS app doing the same three operations, on a
+ * database of its own, under wrk; then keyset paging over a million pets. Figures, never
+ * assertions: ratios are what compare across machines. See docs/performance.md.
  *
  *   BENCH_DURATION=10 (s per run)  BENCH_ROUNDS=2  BENCH_WARMUP=3  BENCH_QUICK=1 (skip paging)  DATABASE_URL=...
  *   npm run bench -- --paging     only the paging figures (or BENCH_PAGING=1)
