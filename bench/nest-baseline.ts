@@ -1,7 +1,9 @@
 /**
  * A yardstick for the framework alone: the same work as express-baseline.ts (auth, rules, SQL,
  * error bodies and contract headers from baseline-common.ts), written as the smallest NestJS app
- * on Express would be: one controller, a guard, an exception filter, Nest's JSON body parser. No
+ * on Express would be: one controller, a guard, an exception filter, Nest's JSON body parser (a
+ * middleware, so it parses before the guard authenticates, unlike the Express baseline; every
+ * body the bench sends carries a valid key, so the work per request is the same). No
  * request log, metrics, request id, ValidationPipe or TypeORM. Ours / this shows what the
  * service's own features cost; this / Express shows what Nest's routing, guards and exception
  * handling cost. Env: PORT, HOST, DATABASE_URL, API_KEYS, CURSOR_SECRET.
