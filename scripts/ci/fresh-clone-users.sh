@@ -81,7 +81,8 @@ fail() { fail_soft "$@"; touch "$WORK/ended-by-fail"; exit 1; }
 postgres_pids_on() {
   local dir=$1 pid
   for pid in $(pgrep -x postgres 2>/dev/null); do
-    tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "-D $dir " && echo "$pid"
+    # 2>/dev/null first: a process that ended meanwhile makes the redirection itself fail.
+    tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline" | grep -qF -- "-D $dir " && echo "$pid"
   done
   return 0
 }
@@ -134,6 +135,9 @@ start_check() {
   # setsid: its own process group, whose id is its pid (this subshell's child is no group leader,
   # so setsid execs rather than forks), and every exec below keeps that pid: SIGTERM reaches npm.
   as_cmd "$user" "$dir" "npm ci && PORT=$port exec npm start"
+  # Created here, not by the background job's redirection, which may not have run yet when the
+  # loop below first reads the file.
+  : >"$out" >"$err"
   setsid "${AS_CMD[@]}" >"$out" 2>"$err" </dev/null &
   pid=$!
   echo "$pid" >>"$WORK/pgids"
