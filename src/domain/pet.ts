@@ -104,7 +104,8 @@ export function nameProblems(name: unknown): string[] {
   // A lone surrogate would be stored as U+FFFD: refuse rather than store something other than what was sent.
   if (!name.isWellFormed()) return ['name must be well-formed Unicode text: it holds a lone surrogate'];
   let position = 0;
-  let previous: 'start' | 'space' | 'mark' | 'visible' = 'start';
+  // A mark may follow a visible character or another mark: not the start, not a space.
+  let markMayFollow = false;
   let visible = false;
   for (const character of name) {
     position++;
@@ -112,14 +113,13 @@ export function nameProblems(name: unknown): string[] {
     const forbidden = PET_NAME_FORBIDDEN.find(({ ranges }) => within(ranges, codePoint));
     if (forbidden !== undefined) return [`name must not contain ${forbidden.kind} (${hex(codePoint)} at character ${position})`];
     if (within(PET_NAME_MARKS, codePoint)) {
-      if (previous === 'start' || previous === 'space') {
+      if (!markMayFollow) {
         return [`name may hold a joiner or variation selector only right after a visible character (${hex(codePoint)} at character ${position})`];
       }
-      previous = 'mark';
     } else if (within(PET_NAME_SPACES, codePoint)) {
-      previous = 'space';
+      markMayFollow = false;
     } else {
-      previous = 'visible';
+      markMayFollow = true;
       visible = true;
     }
   }

@@ -23,6 +23,16 @@ describe('CreatePet', () => {
     expect(await pets.findById(pet.id)).toEqual(pet);
   });
 
+  it('without a retry key, creates a new pet every time, even for the same request', async () => {
+    const { pets, createPet } = createPetWith();
+
+    const first = await createPet.execute({ name: 'Rex', categoryId: 1 });
+    const second = await createPet.execute({ name: 'Rex', categoryId: 1 });
+
+    expect(second).toEqual({ pet: { ...first.pet, id: 2 }, replayed: false });
+    expect(await pets.list({ limit: 10 })).toHaveLength(2);
+  });
+
   it('stores nothing when the pet is invalid, with or without a retry key', async () => {
     const { pets, createPet } = createPetWith();
 

@@ -18,6 +18,15 @@ describe('ListPets', () => {
     expect(page.nextAfterId).toBe(2);
   });
 
+  it('starts the next page after the last pet of this one, whatever the limit', async () => {
+    const pets = await storeWith(10);
+
+    const page = await new ListPets(pets).execute({ limit: 4, afterId: 1 });
+
+    expect(page.pets.map((pet) => pet.id)).toEqual([2, 3, 4, 5]);
+    expect(page.nextAfterId).toBe(5);
+  });
+
   it('continues after the given id', async () => {
     const pets = await storeWith(5);
 

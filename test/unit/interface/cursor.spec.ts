@@ -27,6 +27,18 @@ describe('CursorCodec', () => {
     expect(rejection(() => codec.decode(cursor, undefined))).toMatchObject({ status: 400, code: 'invalid_request' });
   });
 
+  it('refuses a cursor it issued with anything appended after the signature', () => {
+    expect(rejection(() => codec.decode(`${codec.encode({ afterId: 5 })}.x`, undefined)).status).toBe(400);
+  });
+
+  it('accepts the smallest pet id, and refuses a signed position that no pet can have', () => {
+    expect(codec.decode(codec.encode({ afterId: 1 }), undefined)).toBe(1);
+    for (const afterId of [0, -1, Number.MAX_SAFE_INTEGER + 1, Number.NaN]) {
+      const error = rejection(() => codec.decode(codec.encode({ afterId }), undefined));
+      expect([error.status, error.message]).toEqual([400, 'cursor is not valid']);
+    }
+  });
+
   it('refuses a cursor whose payload was changed', () => {
     const [, signature] = codec.encode({ afterId: 5 }).split('.');
     const forged = `${Buffer.from('1.500.').toString('base64url')}.${signature}`;
