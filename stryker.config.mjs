@@ -1,0 +1,17 @@
+// Mutation testing of the layers the unit project tests on their own: `npm run test:mutation`.
+// A mutant that survives is a change of behaviour no test noticed (or one that changes nothing).
+import jestConfig from './jest.config.js';
+
+const unit = jestConfig.projects.find((project) => project.displayName === 'unit');
+
+/** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
+export default {
+  testRunner: 'jest',
+  jest: { projectType: 'custom', configFile: 'jest.config.js', config: { projects: [unit] } },
+  testRunnerNodeArgs: ['--experimental-vm-modules'],
+  mutate: ['src/domain/**/*.ts', 'src/application/**/*.ts', 'src/interface/http/cursor.ts'],
+  coverageAnalysis: 'perTest',
+  reporters: ['clear-text', 'progress-append-only', 'html'],
+  htmlReporter: { fileName: 'reports/mutation/index.html' },
+  tempDirName: '.stryker-tmp',
+};
