@@ -1,8 +1,8 @@
 /**
- * What the two baselines (express-baseline.ts, node-http-baseline.ts) share below HTTP: the
- * service's auth (a Bearer key from API_KEYS, compared as sha256), its rules (the domain's own
- * check functions), the statements its repository runs, written out, a signed keyset cursor and
- * the {code, message, status} error body. Env: DATABASE_URL, API_KEYS, CURSOR_SECRET.
+ * What the baselines (express-baseline.ts, node-http-baseline.ts, nest-baseline.ts) share below
+ * HTTP: the service's auth (a Bearer key from API_KEYS, compared as sha256), its rules (the
+ * domain's own check functions), the statements its repository runs, written out, a signed keyset
+ * cursor and the {code, message, status} error body. Env: DATABASE_URL, API_KEYS, CURSOR_SECRET.
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
