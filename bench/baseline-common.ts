@@ -21,7 +21,10 @@ const pool = new pg.Pool({
   statement_timeout: 10_000,
   query_timeout: 12_000,
 });
-const keyHashes = (process.env.API_KEYS ?? '').split(',').filter((key) => key.trim() !== '').map((key) => sha256(key.trim()));
+const keyHashes = (process.env.API_KEYS ?? '')
+  .split(',')
+  .filter((key) => key.trim() !== '')
+  .map((key) => sha256(key.trim()));
 const cursorSecret = process.env.CURSOR_SECRET ?? 'baseline';
 const REALM = 'Bearer realm="petstore"';
 const NEW_PET_FIELDS = new Set(['name', 'categoryId', 'status']);
@@ -60,7 +63,8 @@ type PetRow = { id: string; name: string; category_id: string; status: PetStatus
 /** Throws a 401 unless `authorization` carries one of API_KEYS. */
 export function authenticate(authorization: string | undefined): void {
   const key = /^Bearer +(\S+) *$/i.exec(authorization ?? '')?.[1];
-  if (key === undefined) throw new HttpError(401, 'Missing API key: send Authorization: Bearer <key>', { 'WWW-Authenticate': REALM });
+  if (key === undefined)
+    throw new HttpError(401, 'Missing API key: send Authorization: Bearer <key>', { 'WWW-Authenticate': REALM });
   const presented = sha256(key);
   let found = false;
   for (const hash of keyHashes) found = timingSafeEqual(presented, hash) || found;
@@ -71,7 +75,8 @@ export function authenticate(authorization: string | undefined): void {
 export function requireJsonBody(headers: IncomingHttpHeaders): void {
   const type = headers['content-type'];
   const hasBody = headers['transfer-encoding'] !== undefined || (headers['content-length'] ?? '0') !== '0';
-  if (type === undefined ? hasBody : !/^application\/json\s*(;|$)/i.test(type)) throw new HttpError(415, 'Content-Type must be application/json');
+  if (type === undefined ? hasBody : !/^application\/json\s*(;|$)/i.test(type))
+    throw new HttpError(415, 'Content-Type must be application/json');
   if (!hasBody) throw new HttpError(400, 'Request body must be a JSON object');
 }
 
@@ -89,16 +94,23 @@ export async function listPets(query: Record<string, unknown>): Promise<{ pets: 
   const afterId = typeof cursor === 'string' ? decodeCursor(cursor, status) : 0;
 
   // One row more than the page tells whether another page follows.
-  const { rows } = status ? await pool.query<PetRow>(PAGE_WITH_STATUS, [status, afterId, limit + 1]) : await pool.query<PetRow>(PAGE, [afterId, limit + 1]);
+  const { rows } = status
+    ? await pool.query<PetRow>(PAGE_WITH_STATUS, [status, afterId, limit + 1])
+    : await pool.query<PetRow>(PAGE, [afterId, limit + 1]);
   const pets = rows.slice(0, limit).map(toPet);
   const last = pets.at(-1);
   if (rows.length <= limit || last === undefined) return { pets };
-  const next = new URLSearchParams({ limit: String(limit), ...(status ? { status } : {}), cursor: encodeCursor(last.id, status) });
+  const next = new URLSearchParams({
+    limit: String(limit),
+    ...(status ? { status } : {}),
+    cursor: encodeCursor(last.id, status),
+  });
   return { pets, link: `</v1/pets?${next}>; rel="next"` };
 }
 
 export async function createPet(body: unknown): Promise<Pet> {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new HttpError(400, 'Request body must be a JSON object');
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw new HttpError(400, 'Request body must be a JSON object');
   const fields = new Map<string, unknown>(Object.entries(body));
   const status = fields.get('status');
   const problems = [
@@ -128,7 +140,11 @@ export async function getPet(petId: string): Promise<Pet> {
 }
 
 /** Every failure as {code, message, status}: ours, body-parser's (413, 415, 400), pg's (503) or a bug (500). */
-export function errorAnswer(error: unknown): { status: number; headers: Record<string, string>; body: { code: string; message: string; status: number } } {
+export function errorAnswer(error: unknown): {
+  status: number;
+  headers: Record<string, string>;
+  body: { code: string; message: string; status: number };
+} {
   const failure = error instanceof HttpError ? error : fromLibrary(error);
   if (failure.status >= 500) console.error(error);
   return {
@@ -143,18 +159,26 @@ export function closePool(): Promise<void> {
 }
 
 function fromLibrary(error: unknown): HttpError {
-  const status = typeof error === 'object' && error !== null && 'status' in error && typeof error.status === 'number' ? error.status : 500;
+  const status =
+    typeof error === 'object' && error !== null && 'status' in error && typeof error.status === 'number'
+      ? error.status
+      : 500;
   const code = typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : '';
   if (status === 413) return new HttpError(413, `Request body exceeds the ${BODY_LIMIT_BYTES / 1024} KiB limit`);
   if (status === 415) return new HttpError(415, 'Content-Type must be application/json');
   if (status >= 400 && status < 500) return new HttpError(status, 'Request body is not valid JSON');
   // Connection exceptions, shutdown, socket errors: the database is not answering.
-  if (/^(08|57P0)|^E[A-Z]/.test(code)) return new HttpError(503, 'The service cannot reach its database; retry later', { 'Retry-After': '5' });
+  if (/^(08|57P0)|^E[A-Z]/.test(code))
+    return new HttpError(503, 'The service cannot reach its database; retry later', { 'Retry-After': '5' });
   return new HttpError(500, 'Internal server error');
 }
 
 function limitProblems(value: unknown): string[] {
-  const ok = typeof value === 'string' && /^\d{1,3}$/.test(value) && Number(value) >= PAGE_LIMIT.min && Number(value) <= PAGE_LIMIT.max;
+  const ok =
+    typeof value === 'string' &&
+    /^\d{1,3}$/.test(value) &&
+    Number(value) >= PAGE_LIMIT.min &&
+    Number(value) <= PAGE_LIMIT.max;
   return ok ? [] : [`limit must be an integer from ${PAGE_LIMIT.min} to ${PAGE_LIMIT.max}`];
 }
 
@@ -173,7 +197,8 @@ function decodeCursor(cursor: string, status: PetStatus | undefined): number {
   const payload = Buffer.from(encodedPayload, 'base64url').toString();
   const signature = Buffer.from(encodedSignature, 'base64url');
   const expected = sign(payload);
-  if (signature.length !== expected.length || !timingSafeEqual(signature, expected)) throw new HttpError(400, 'cursor is not one this service issued');
+  if (signature.length !== expected.length || !timingSafeEqual(signature, expected))
+    throw new HttpError(400, 'cursor is not one this service issued');
   const [afterId = '', cursorStatus = ''] = payload.split('.');
   if (cursorStatus !== (status ?? '')) throw new HttpError(400, 'cursor was issued for another status filter');
   return Number(afterId);

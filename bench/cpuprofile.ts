@@ -11,11 +11,21 @@ type ProfileNode = { id: number; callFrame: CallFrame; children?: number[] };
 export type CpuProfile = { nodes: ProfileNode[]; startTime: number; samples: number[]; timeDeltas: number[] };
 
 export type Share = { name: string; ms: number; percent: number };
-export type ProfileSummary = { busyMs: number; idleMs: number; functions: Share[]; packages: Share[]; onStack: Share[] };
+export type ProfileSummary = {
+  busyMs: number;
+  idleMs: number;
+  functions: Share[];
+  packages: Share[];
+  onStack: Share[];
+};
 
 export function readCpuProfile(file: string): CpuProfile {
   const data: unknown = JSON.parse(readFileSync(file, 'utf8'));
-  if (typeof data !== 'object' || data === null || !('nodes' in data && 'samples' in data && 'timeDeltas' in data && 'startTime' in data)) {
+  if (
+    typeof data !== 'object' ||
+    data === null ||
+    !('nodes' in data && 'samples' in data && 'timeDeltas' in data && 'startTime' in data)
+  ) {
     throw new Error(`${file} is not a V8 CPU profile`);
   }
   const { nodes, samples, timeDeltas, startTime } = data;
@@ -65,10 +75,14 @@ export function summariseProfile(profile: CpuProfile, window?: { from: number; t
   }
   const busyUs = [...packages.values()].reduce((sum, us) => sum + us, 0);
   const shares = (map: Map<string, number>): Share[] =>
-    [...map]
-      .map(([name, us]) => ({ name, ms: us / 1000, percent: (100 * us) / busyUs }))
-      .sort((a, b) => b.ms - a.ms);
-  return { busyMs: busyUs / 1000, idleMs: idleUs / 1000, functions: shares(functions), packages: shares(packages), onStack: shares(onStack) };
+    [...map].map(([name, us]) => ({ name, ms: us / 1000, percent: (100 * us) / busyUs })).sort((a, b) => b.ms - a.ms);
+  return {
+    busyMs: busyUs / 1000,
+    idleMs: idleUs / 1000,
+    functions: shares(functions),
+    packages: shares(packages),
+    onStack: shares(onStack),
+  };
 }
 
 function add(map: Map<string, number>, key: string, us: number): void {
@@ -76,7 +90,10 @@ function add(map: Map<string, number>, key: string, us: number): void {
 }
 
 function describe(frame: CallFrame): string {
-  const where = frame.url === '' ? '' : ` ${frame.url.replace(/^.*\/node_modules\//, '').replace(/^file:\/\/.*?\/dist\//, 'dist/')}:${frame.lineNumber + 1}`;
+  const where =
+    frame.url === ''
+      ? ''
+      : ` ${frame.url.replace(/^.*\/node_modules\//, '').replace(/^file:\/\/.*?\/dist\//, 'dist/')}:${frame.lineNumber + 1}`;
   return `${frame.functionName || '(anonymous)'}${where} [${packageOf(frame)}]`;
 }
 
@@ -95,13 +112,17 @@ export function packageOf({ url, functionName }: CallFrame): string {
 
 export function printSummary(summary: ProfileSummary, top = 20): void {
   const percent = (share: Share): string => `${share.percent.toFixed(1).padStart(5)}%`;
-  console.log(`busy ${summary.busyMs.toFixed(0)} ms, idle ${summary.idleMs.toFixed(0)} ms (percentages are of busy time)`);
+  console.log(
+    `busy ${summary.busyMs.toFixed(0)} ms, idle ${summary.idleMs.toFixed(0)} ms (percentages are of busy time)`,
+  );
   console.log(`\nSelf time by function (top ${top}):`);
   for (const share of summary.functions.slice(0, top)) console.log(`  ${percent(share)}  ${share.name}`);
   console.log('\nSelf time by package:');
-  for (const share of summary.packages.filter((share) => share.percent >= 0.5)) console.log(`  ${percent(share)}  ${share.name}`);
+  for (const share of summary.packages.filter((share) => share.percent >= 0.5))
+    console.log(`  ${percent(share)}  ${share.name}`);
   console.log('\nOn the stack (self time of everything called from the package, inclusive):');
-  for (const share of summary.onStack.filter((share) => share.percent >= 1)) console.log(`  ${percent(share)}  ${share.name}`);
+  for (const share of summary.onStack.filter((share) => share.percent >= 1))
+    console.log(`  ${percent(share)}  ${share.name}`);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

@@ -6,7 +6,18 @@
  * request id. Env: PORT, HOST, DATABASE_URL, API_KEYS, CURSOR_SECRET.
  */
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { authenticate, BODY_LIMIT_BYTES, closePool, createPet, DEPRECATION_HEADERS, errorAnswer, getPet, HttpError, listPets, requireJsonBody } from './baseline-common.js';
+import {
+  authenticate,
+  BODY_LIMIT_BYTES,
+  closePool,
+  createPet,
+  DEPRECATION_HEADERS,
+  errorAnswer,
+  getPet,
+  HttpError,
+  listPets,
+  requireJsonBody,
+} from './baseline-common.js';
 
 const app = express();
 app.disable('x-powered-by');
@@ -26,10 +37,16 @@ app.get('/v1/pets', checkKey, async (request, response) => {
   response.json(page.pets);
 });
 // Parsed after authentication, as in the service: a caller without a key learns nothing about its body.
-app.post('/v1/pets', checkKey, checkJsonBody, express.json({ limit: BODY_LIMIT_BYTES, strict: false, type: () => true }), async (request, response) => {
-  const pet = await createPet(request.body);
-  response.status(201).location(`/v1/pets/${pet.id}`).json(pet);
-});
+app.post(
+  '/v1/pets',
+  checkKey,
+  checkJsonBody,
+  express.json({ limit: BODY_LIMIT_BYTES, strict: false, type: () => true }),
+  async (request, response) => {
+    const pet = await createPet(request.body);
+    response.status(201).location(`/v1/pets/${pet.id}`).json(pet);
+  },
+);
 app.get(
   '/v1/pets/:petId',
   (_request, response, next) => {

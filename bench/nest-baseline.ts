@@ -31,7 +31,18 @@ import {
 import { APP_FILTER, APP_GUARD, NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { NextFunction, Request, Response } from 'express';
-import { authenticate, BODY_LIMIT_BYTES, closePool, createPet, DEPRECATION_HEADERS, errorAnswer, getPet, HttpError, listPets, requireJsonBody } from './baseline-common.js';
+import {
+  authenticate,
+  BODY_LIMIT_BYTES,
+  closePool,
+  createPet,
+  DEPRECATION_HEADERS,
+  errorAnswer,
+  getPet,
+  HttpError,
+  listPets,
+  requireJsonBody,
+} from './baseline-common.js';
 
 class KeyGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean {
@@ -47,7 +58,9 @@ class KeyGuard implements CanActivate {
 class ErrorBodyFilter implements ExceptionFilter {
   catch(error: unknown, host: ArgumentsHost): void {
     // Nest's own (an unknown route's 404) carry their status as HttpException.
-    const answer = errorAnswer(error instanceof HttpException ? new HttpError(error.getStatus(), error.message) : error);
+    const answer = errorAnswer(
+      error instanceof HttpException ? new HttpError(error.getStatus(), error.message) : error,
+    );
     host.switchToHttp().getResponse<Response>().status(answer.status).set(answer.headers).json(answer.body);
   }
 }

@@ -5,7 +5,18 @@
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import querystring from 'node:querystring';
-import { authenticate, BODY_LIMIT_BYTES, closePool, createPet, DEPRECATION_HEADERS, errorAnswer, getPet, HttpError, listPets, requireJsonBody } from './baseline-common.js';
+import {
+  authenticate,
+  BODY_LIMIT_BYTES,
+  closePool,
+  createPet,
+  DEPRECATION_HEADERS,
+  errorAnswer,
+  getPet,
+  HttpError,
+  listPets,
+  requireJsonBody,
+} from './baseline-common.js';
 
 const server = http.createServer((request, response) => void handle(request, response));
 server.listen(Number(process.env.PORT ?? 3002), process.env.HOST ?? '127.0.0.1');
@@ -40,9 +51,11 @@ async function handle(request: IncomingMessage, response: ServerResponse): Promi
     }
     const petId = /^\/v1\/pets\/([^/]+)$/.exec(path)?.[1];
     if (petId !== undefined) {
-      if (method === 'GET') for (const [name, value] of Object.entries(DEPRECATION_HEADERS)) response.setHeader(name, value);
+      if (method === 'GET')
+        for (const [name, value] of Object.entries(DEPRECATION_HEADERS)) response.setHeader(name, value);
       authenticate(request.headers.authorization);
-      if (method !== 'GET') throw new HttpError(405, 'Method not allowed on /v1/pets/{petId}: use GET', { Allow: 'GET' });
+      if (method !== 'GET')
+        throw new HttpError(405, 'Method not allowed on /v1/pets/{petId}: use GET', { Allow: 'GET' });
       return send(response, 200, await getPet(decodePathSegment(petId)));
     }
     throw new HttpError(404, 'No such route');
@@ -61,7 +74,8 @@ async function readJson(request: IncomingMessage): Promise<unknown> {
     size += chunk.length;
     if (size <= BODY_LIMIT_BYTES) chunks.push(chunk);
   }
-  if (size > BODY_LIMIT_BYTES) throw new HttpError(413, `Request body exceeds the ${BODY_LIMIT_BYTES / 1024} KiB limit`);
+  if (size > BODY_LIMIT_BYTES)
+    throw new HttpError(413, `Request body exceeds the ${BODY_LIMIT_BYTES / 1024} KiB limit`);
   try {
     return JSON.parse(Buffer.concat(chunks).toString('utf8'));
   } catch {
@@ -79,6 +93,9 @@ function decodePathSegment(segment: string): string {
 
 function send(response: ServerResponse, status: number, body: unknown): void {
   const json = JSON.stringify(body);
-  response.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(json) });
+  response.writeHead(status, {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(json),
+  });
   response.end(json);
 }

@@ -20,7 +20,14 @@ import { fileURLToPath } from 'node:url';
 import { CursorCodec } from '../src/interface/http/cursor.js';
 import { printSummary, readCpuProfile, summariseProfile } from './cpuprofile.js';
 import { openBenchDatabase, seedPets } from './database.js';
-import { CONNECTIONS, comparisonScenarios, type Measurement, measure, measureLatency, pagingScenarios } from './scenarios.js';
+import {
+  CONNECTIONS,
+  comparisonScenarios,
+  type Measurement,
+  measure,
+  measureLatency,
+  pagingScenarios,
+} from './scenarios.js';
 import { pinned, pinThisProcess, type Server, startServer } from './servers.js';
 import { ensureWrk } from './wrk.js';
 
@@ -79,7 +86,10 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
   process.once(signal, () => abort(`received ${signal}`));
 }
 // Every load run, plus ten minutes for start-ups, seeding a million rows and shutdowns.
-const loadSeconds = 15 * (ROUNDS * seconds + warmupSeconds) + 3 * (ROUNDS * pagingSeconds + warmupSeconds) + 5 * (profileSeconds + warmupSeconds);
+const loadSeconds =
+  15 * (ROUNDS * seconds + warmupSeconds) +
+  3 * (ROUNDS * pagingSeconds + warmupSeconds) +
+  5 * (profileSeconds + warmupSeconds);
 setTimeout(() => abort('time limit reached'), (loadSeconds + 600) * 1000).unref();
 
 async function main(): Promise<void> {
@@ -98,14 +108,28 @@ async function main(): Promise<void> {
       ? `servers pinned to CPU 0 (taskset -c 0); wrk, one thread, to CPU 1${clientPinned ? ', as is this harness' : ''}; PostgreSQL not pinned`
       : 'no CPU pinning (taskset not available)',
   );
-  console.log(`${CONNECTIONS} connections, ${seconds} s per run, ${ROUNDS} round(s), ${warmupSeconds} s warm-up per scenario and server`);
-  console.log(`ours: sh -c '${START_PROD}' (package.json start:prod), RATE_LIMIT=off, default log level; baselines: node <script>`);
+  console.log(
+    `${CONNECTIONS} connections, ${seconds} s per run, ${ROUNDS} round(s), ${warmupSeconds} s warm-up per scenario and server`,
+  );
+  console.log(
+    `ours: sh -c '${START_PROD}' (package.json start:prod), RATE_LIMIT=off, default log level; baselines: node <script>`,
+  );
   // Anything else busy on the machine skews the figures (ratios less so: the runs alternate).
-  console.log(`load average before: ${loadavg().map((load) => load.toFixed(2)).join(' ')}\n`);
+  console.log(
+    `load average before: ${loadavg()
+      .map((load) => load.toFixed(2))
+      .join(' ')}\n`,
+  );
   // 32 connections on one key would trip our rate limits; the baselines have none.
   const env = { DATABASE_URL: database.url, API_KEYS: API_KEY, CURSOR_SECRET, RATE_LIMIT: 'off' };
   const start = async (name: string, extraEnv: Record<string, string> = {}): Promise<Server> => {
-    const server = await startServer({ name, command: COMMANDS[name] ?? [], cwd: ROOT, env: { ...env, ...extraEnv }, logFile: path.join(logDir, `${name.replace(/\W/g, '-')}.log`) });
+    const server = await startServer({
+      name,
+      command: COMMANDS[name] ?? [],
+      cwd: ROOT,
+      env: { ...env, ...extraEnv },
+      logFile: path.join(logDir, `${name.replace(/\W/g, '-')}.log`),
+    });
     cleanups.push(() => server.stop());
     return server;
   };
@@ -139,7 +163,9 @@ async function main(): Promise<void> {
   if (withPaging) report.paging = await paging(ours, database.url);
   await save(report, mode === 'compare');
   if (Number(report.failedRuns) > 0) {
-    console.error(`\nbench: ${report.failedRuns} runs FAILED (wrong statuses or socket errors): their figures are not comparable`);
+    console.error(
+      `\nbench: ${report.failedRuns} runs FAILED (wrong statuses or socket errors): their figures are not comparable`,
+    );
     process.exitCode = 1;
   }
 }
@@ -150,14 +176,25 @@ async function main(): Promise<void> {
  */
 async function compare(servers: Server[]): Promise<Run[]> {
   const scenarios = comparisonScenarios(API_KEY, PETS);
-  if (warmupSeconds > 0) for (const scenario of scenarios) for (const server of servers) await measure(server, scenario, warmupSeconds);
+  if (warmupSeconds > 0)
+    for (const scenario of scenarios) for (const server of servers) await measure(server, scenario, warmupSeconds);
   const runs: Run[] = [];
   for (const scenario of scenarios) {
     for (let round = 1; round <= ROUNDS; round++) {
       for (const server of servers) {
-        const run = { scenario: scenario.name, server: server.name, round, ...(await measure(server, scenario, seconds)) };
-        const failed = run.failures > 0 ? `  FAILED: statuses ${JSON.stringify(run.statuses)}, ${run.socketErrors} socket errors` : '';
-        console.log(`  ${run.scenario} / ${run.server} / round ${round}: ${run.requestsPerSecond.toFixed(0)} req/s, p99 ${run.p99Ms.toFixed(2)} ms, ${run.cpuUsPerRequest.toFixed(0)} µs CPU/req${failed}`);
+        const run = {
+          scenario: scenario.name,
+          server: server.name,
+          round,
+          ...(await measure(server, scenario, seconds)),
+        };
+        const failed =
+          run.failures > 0
+            ? `  FAILED: statuses ${JSON.stringify(run.statuses)}, ${run.socketErrors} socket errors`
+            : '';
+        console.log(
+          `  ${run.scenario} / ${run.server} / round ${round}: ${run.requestsPerSecond.toFixed(0)} req/s, p99 ${run.p99Ms.toFixed(2)} ms, ${run.cpuUsPerRequest.toFixed(0)} µs CPU/req${failed}`,
+        );
         runs.push(run);
       }
     }
@@ -168,17 +205,34 @@ async function compare(servers: Server[]): Promise<Run[]> {
 type Ratios = { requestsPerSecond: number; p50: number; p99: number; cpuPerRequest: number; peakRss: number };
 
 /** Means per scenario and server, and ours over each baseline; printed as Markdown tables. */
-function summarise(runs: Run[]): { means: Record<string, Record<string, Measurement>>; ratios: Record<string, Record<string, Ratios>> } {
+function summarise(runs: Run[]): {
+  means: Record<string, Record<string, Measurement>>;
+  ratios: Record<string, Record<string, Ratios>>;
+} {
   const means: Record<string, Record<string, Measurement>> = {};
   const ratios: Record<string, Record<string, Ratios>> = {};
   const meanRows: string[][] = [];
   const ratioRows: string[][] = [];
   for (const scenario of [...new Set(runs.map((run) => run.scenario))]) {
-    const byServer = Object.fromEntries(Object.keys(COMMANDS).map((name) => [name, meanOf(runs.filter((run) => run.scenario === scenario && run.server === name))]));
+    const byServer = Object.fromEntries(
+      Object.keys(COMMANDS).map((name) => [
+        name,
+        meanOf(runs.filter((run) => run.scenario === scenario && run.server === name)),
+      ]),
+    );
     means[scenario] = byServer;
     for (const [server, mean] of Object.entries(byServer)) {
       const failures = mean.failures > 0 ? `${mean.failures} FAILED` : '0';
-      meanRows.push([scenario, server, mean.requestsPerSecond.toFixed(0), mean.p50Ms.toFixed(2), mean.p99Ms.toFixed(2), mean.cpuUsPerRequest.toFixed(0), mean.peakRssMiB.toFixed(0), failures]);
+      meanRows.push([
+        scenario,
+        server,
+        mean.requestsPerSecond.toFixed(0),
+        mean.p50Ms.toFixed(2),
+        mean.p99Ms.toFixed(2),
+        mean.cpuUsPerRequest.toFixed(0),
+        mean.peakRssMiB.toFixed(0),
+        failures,
+      ]);
     }
     const ours = byServer['ours'];
     ratios[scenario] = {};
@@ -195,11 +249,23 @@ function summarise(runs: Run[]): { means: Record<string, Record<string, Measurem
       ratios[scenario][name] = ratio;
       // A server that answers wrongly can answer fast: its ratio means nothing.
       const note = ours.failures > 0 || base.failures > 0 ? 'not comparable (failures)' : '';
-      ratioRows.push([scenario, name, ...[ratio.requestsPerSecond, ratio.p50, ratio.p99, ratio.cpuPerRequest, ratio.peakRss].map((value) => value.toFixed(2)), note]);
+      ratioRows.push([
+        scenario,
+        name,
+        ...[ratio.requestsPerSecond, ratio.p50, ratio.p99, ratio.cpuPerRequest, ratio.peakRss].map((value) =>
+          value.toFixed(2),
+        ),
+        note,
+      ]);
     }
   }
   console.log(`\nMeans of ${ROUNDS} round(s), Node ${process.version}, ${CONNECTIONS} connections:\n`);
-  console.log(markdownTable(['scenario', 'server', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'peak RSS MiB', 'failures'], meanRows));
+  console.log(
+    markdownTable(
+      ['scenario', 'server', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'peak RSS MiB', 'failures'],
+      meanRows,
+    ),
+  );
   console.log('\nOurs / baseline (req/s below 1, or latency, CPU or RSS above 1: ours is behind):\n');
   console.log(markdownTable(['scenario', 'ours /', 'req/s', 'p50', 'p99', 'CPU/req', 'peak RSS', 'note'], ratioRows));
   return { means, ratios };
@@ -218,15 +284,31 @@ async function paging(ours: Server, databaseUrl: string): Promise<Record<string,
   console.log('  one request at a time (latency is the query, not queueing behind 32 connections)\n');
   const runs: Run[] = [];
   for (let round = 1; round <= ROUNDS; round++) {
-    for (const scenario of scenarios) runs.push({ scenario: scenario.name, server: ours.name, round, ...(await measureLatency(ours, scenario, pagingSeconds)) });
+    for (const scenario of scenarios)
+      runs.push({
+        scenario: scenario.name,
+        server: ours.name,
+        round,
+        ...(await measureLatency(ours, scenario, pagingSeconds)),
+      });
   }
   console.log(
     markdownTable(
       ['page', 'round', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'failures'],
-      runs.map((run) => [run.scenario, String(run.round), run.requestsPerSecond.toFixed(0), run.p50Ms.toFixed(3), run.p99Ms.toFixed(3), run.cpuUsPerRequest.toFixed(0), run.failures > 0 ? `${run.failures} FAILED` : '0']),
+      runs.map((run) => [
+        run.scenario,
+        String(run.round),
+        run.requestsPerSecond.toFixed(0),
+        run.p50Ms.toFixed(3),
+        run.p99Ms.toFixed(3),
+        run.cpuUsPerRequest.toFixed(0),
+        run.failures > 0 ? `${run.failures} FAILED` : '0',
+      ]),
     ),
   );
-  const results = Object.fromEntries(scenarios.map((scenario) => [scenario.name, meanOf(runs.filter((run) => run.scenario === scenario.name))]));
+  const results = Object.fromEntries(
+    scenarios.map((scenario) => [scenario.name, meanOf(runs.filter((run) => run.scenario === scenario.name))]),
+  );
   const first = results['first page'];
   const ratio = (name: string, pick: (run: Measurement) => number): number => {
     const run = results[name];
@@ -236,16 +318,29 @@ async function paging(ours: Server, databaseUrl: string): Promise<Record<string,
     deepOverFirst: { p50: ratio('deep page', (run) => run.p50Ms), p99: ratio('deep page', (run) => run.p99Ms) },
     rareOverFirst: { p50: ratio('rare status', (run) => run.p50Ms), p99: ratio('rare status', (run) => run.p99Ms) },
   };
-  console.log(`\nmeans of ${ROUNDS} round(s): deep/first: p50 ${ratios.deepOverFirst.p50.toFixed(2)}, p99 ${ratios.deepOverFirst.p99.toFixed(2)}`);
-  console.log(`                     rare/first: p50 ${ratios.rareOverFirst.p50.toFixed(2)}, p99 ${ratios.rareOverFirst.p99.toFixed(2)}`);
-  return { pets: PAGING_PETS, seconds: pagingSeconds, results, ratios, failedRuns: runs.filter((run) => run.failures > 0).length };
+  console.log(
+    `\nmeans of ${ROUNDS} round(s): deep/first: p50 ${ratios.deepOverFirst.p50.toFixed(2)}, p99 ${ratios.deepOverFirst.p99.toFixed(2)}`,
+  );
+  console.log(
+    `                     rare/first: p50 ${ratios.rareOverFirst.p50.toFixed(2)}, p99 ${ratios.rareOverFirst.p99.toFixed(2)}`,
+  );
+  return {
+    pets: PAGING_PETS,
+    seconds: pagingSeconds,
+    results,
+    ratios,
+    failedRuns: runs.filter((run) => run.failures > 0).length,
+  };
 }
 
 /**
  * A fresh, profiled process of our service per scenario; only the samples taken under load count.
  * CPU time per request is the figure to compare.
  */
-async function profile(start: (name: string, env?: Record<string, string>) => Promise<Server>, databaseUrl: string): Promise<void> {
+async function profile(
+  start: (name: string, env?: Record<string, string>) => Promise<Server>,
+  databaseUrl: string,
+): Promise<void> {
   const dir = process.env.BENCH_PROFILE_DIR ?? '/tmp/prof';
   await mkdir(dir, { recursive: true });
   const migrating = await start('ours');
@@ -262,7 +357,9 @@ async function profile(start: (name: string, env?: Record<string, string>) => Pr
     await server.stop('SIGINT'); // lets --cpu-prof write the profile
     const summary = summariseProfile(readCpuProfile(path.join(dir, file)), { from, to });
     const perRequest = (1000 * summary.busyMs) / Math.max(run.requests, 1);
-    console.log(`\n== ours, ${scenario.name}: ${run.requestsPerSecond.toFixed(0)} req/s profiled, ${perRequest.toFixed(0)} µs CPU per request`);
+    console.log(
+      `\n== ours, ${scenario.name}: ${run.requestsPerSecond.toFixed(0)} req/s profiled, ${perRequest.toFixed(0)} µs CPU per request`,
+    );
     console.log(`   ${path.join(dir, file)}`);
     printSummary(summary, 20);
   }
@@ -270,9 +367,12 @@ async function profile(start: (name: string, env?: Record<string, string>) => Pr
 
 /** The service runs as `npm run start:prod` runs it: package.json's script, read now, through sh. */
 function startProdScript(): string {
-  const manifest: { scripts?: Record<string, unknown> } = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
+  const manifest: { scripts?: Record<string, unknown> } = JSON.parse(
+    readFileSync(path.join(ROOT, 'package.json'), 'utf8'),
+  );
   const script = manifest.scripts?.['start:prod'];
-  if (typeof script !== 'string' || script.trim() === '') throw new Error(`${path.join(ROOT, 'package.json')} has no start:prod script`);
+  if (typeof script !== 'string' || script.trim() === '')
+    throw new Error(`${path.join(ROOT, 'package.json')} has no start:prod script`);
   return script;
 }
 
@@ -280,7 +380,8 @@ function startProdScript(): string {
 function meanOf(runs: Measurement[]): Measurement {
   const sum = (pick: (run: Measurement) => number): number => runs.reduce((total, run) => total + pick(run), 0);
   const statuses: Record<string, number> = {};
-  for (const run of runs) for (const [status, count] of Object.entries(run.statuses)) statuses[status] = (statuses[status] ?? 0) + count;
+  for (const run of runs)
+    for (const [status, count] of Object.entries(run.statuses)) statuses[status] = (statuses[status] ?? 0) + count;
   return {
     requestsPerSecond: sum((run) => run.requestsPerSecond) / runs.length,
     p50Ms: sum((run) => run.p50Ms) / runs.length,
@@ -309,15 +410,19 @@ async function save(report: Record<string, unknown>, asLatest: boolean): Promise
 }
 
 function markdownTable(header: string[], rows: string[][]): string {
-  const widths = header.map((title, column) => Math.max(3, title.length, ...rows.map((row) => (row[column] ?? '').length)));
-  const line = (cells: string[]): string => `| ${cells.map((cell, column) => (column < 2 ? cell.padEnd(widths[column] ?? 0) : cell.padStart(widths[column] ?? 0))).join(' | ')} |`;
+  const widths = header.map((title, column) =>
+    Math.max(3, title.length, ...rows.map((row) => (row[column] ?? '').length)),
+  );
+  const line = (cells: string[]): string =>
+    `| ${cells.map((cell, column) => (column < 2 ? cell.padEnd(widths[column] ?? 0) : cell.padStart(widths[column] ?? 0))).join(' | ')} |`;
   const rule = `|${widths.map((width, column) => (column < 2 ? `${'-'.repeat(width + 2)}` : `${'-'.repeat(width + 1)}:`)).join('|')}|`;
   return [line(header), rule, ...rows.map(line)].join('\n');
 }
 
 function numberFromEnv(name: string, fallback: number): number {
   const value = Number(process.env[name] ?? fallback);
-  if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a non-negative number, got "${process.env[name]}"`);
+  if (!Number.isFinite(value) || value < 0)
+    throw new Error(`${name} must be a non-negative number, got "${process.env[name]}"`);
   return value;
 }
 

@@ -36,7 +36,13 @@ export function comparisonScenarios(apiKey: string, petCount: number): Scenario[
   const auth = { Authorization: `Bearer ${apiKey}` };
   return [
     { name: 'list limit=20', status: 200, method: 'GET', path: '/v1/pets?limit=20', headers: auth },
-    { name: 'list available limit=100', status: 200, method: 'GET', path: '/v1/pets?status=available&limit=100', headers: auth },
+    {
+      name: 'list available limit=100',
+      status: 200,
+      method: 'GET',
+      path: '/v1/pets?status=available&limit=100',
+      headers: auth,
+    },
     { name: 'get by id', status: 200, method: 'GET', path: '/v1/pets/', headers: auth, randomIdUpTo: petCount },
     {
       name: 'create',
@@ -55,7 +61,13 @@ export function pagingScenarios(apiKey: string, deepCursor: string): Scenario[] 
   const auth = { Authorization: `Bearer ${apiKey}` };
   return [
     { name: 'first page', status: 200, method: 'GET', path: '/v1/pets?limit=20', headers: auth },
-    { name: 'deep page', status: 200, method: 'GET', path: `/v1/pets?limit=20&cursor=${encodeURIComponent(deepCursor)}`, headers: auth },
+    {
+      name: 'deep page',
+      status: 200,
+      method: 'GET',
+      path: `/v1/pets?limit=20&cursor=${encodeURIComponent(deepCursor)}`,
+      headers: auth,
+    },
     { name: 'rare status', status: 200, method: 'GET', path: '/v1/pets?status=pending&limit=20', headers: auth },
   ];
 }
@@ -70,7 +82,8 @@ export async function measure(server: Server, scenario: Scenario, seconds: numbe
     method: scenario.method,
     headers: scenario.headers,
     body: scenario.body,
-    random: scenario.randomIdUpTo === undefined ? undefined : { pathPrefix: scenario.path, upTo: scenario.randomIdUpTo },
+    random:
+      scenario.randomIdUpTo === undefined ? undefined : { pathPrefix: scenario.path, upTo: scenario.randomIdUpTo },
     cpu: CLIENT_CPU,
   });
   const cpu = cpuSeconds(server.pid) - cpuBefore;
@@ -116,7 +129,8 @@ export async function measureLatency(server: Server, scenario: Scenario, seconds
   const cpu = cpuSeconds(server.pid) - cpuBefore;
   server.assertRunning();
   latenciesMs.sort((a, b) => a - b);
-  const at = (quantile: number): number => latenciesMs[Math.min(latenciesMs.length - 1, Math.floor(quantile * latenciesMs.length))] ?? 0;
+  const at = (quantile: number): number =>
+    latenciesMs[Math.min(latenciesMs.length - 1, Math.floor(quantile * latenciesMs.length))] ?? 0;
   return {
     requestsPerSecond: latenciesMs.length / seconds,
     p50Ms: at(0.5),
@@ -132,11 +146,15 @@ export async function measureLatency(server: Server, scenario: Scenario, seconds
 
 function send(baseUrl: string, scenario: Scenario, agent: http.Agent): Promise<number> {
   return new Promise((resolve, reject) => {
-    const request = http.request(`${baseUrl}${scenario.path}`, { method: scenario.method, headers: scenario.headers, agent, timeout: 10_000 }, (response) => {
-      response.resume(); // the body is read and dropped: its transfer is part of the latency
-      response.once('end', () => resolve(response.statusCode ?? 0));
-      response.once('error', reject);
-    });
+    const request = http.request(
+      `${baseUrl}${scenario.path}`,
+      { method: scenario.method, headers: scenario.headers, agent, timeout: 10_000 },
+      (response) => {
+        response.resume(); // the body is read and dropped: its transfer is part of the latency
+        response.once('end', () => resolve(response.statusCode ?? 0));
+        response.once('error', reject);
+      },
+    );
     request.once('timeout', () => request.destroy(new Error('timed out')));
     request.once('error', reject);
     request.end(scenario.body);

@@ -11,7 +11,10 @@ export const CLIENT_CPU = pinned ? '1' : null;
 
 /** Moves this process (the one-at-a-time client of the paging part) to the load generator's CPU. */
 export function pinThisProcess(): boolean {
-  return CLIENT_CPU !== null && spawnSync('taskset', ['-a', '-p', '-c', CLIENT_CPU, String(process.pid)], { stdio: 'ignore' }).status === 0;
+  return (
+    CLIENT_CPU !== null &&
+    spawnSync('taskset', ['-a', '-p', '-c', CLIENT_CPU, String(process.pid)], { stdio: 'ignore' }).status === 0
+  );
 }
 
 export type Server = {
@@ -58,7 +61,8 @@ export async function startServer({ name, command, cwd, env, logFile }: Launch):
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const running = (): boolean => child.exitCode === null && child.signalCode === null;
   // The log is gone once the harness has cleaned up after an interruption.
-  const lastWords = (): string => (existsSync(logFile) ? readFileSync(logFile, 'utf8').trim().split('\n').slice(-40).join('\n') : '');
+  const lastWords = (): string =>
+    existsSync(logFile) ? readFileSync(logFile, 'utf8').trim().split('\n').slice(-40).join('\n') : '';
   let pid = child.pid ?? 0;
   const server: Server = {
     name,
@@ -107,7 +111,12 @@ function nodeProcessUnder(pid: number): number {
 }
 
 /** Asks the Node process to stop (SIGINT lets --cpu-prof write its profile), and kills it after 15 s. */
-async function stop(child: ChildProcess, pid: number, exited: Promise<void>, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+async function stop(
+  child: ChildProcess,
+  pid: number,
+  exited: Promise<void>,
+  signal: NodeJS.Signals = 'SIGTERM',
+): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   process.kill(pid, signal);
   const timer = setTimeout(() => {
@@ -155,7 +164,9 @@ function findFreePort(): Promise<number> {
     probe.once('error', reject);
     probe.listen(0, '127.0.0.1', () => {
       const address = probe.address();
-      probe.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
+      probe.close(() =>
+        typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port')),
+      );
     });
   });
 }

@@ -37,10 +37,14 @@ export function ensureWrk(): void {
   if (hasWrk()) return;
   if (process.getuid?.() === 0 && spawnSync('sh', ['-c', 'command -v apt-get'], { stdio: 'ignore' }).status === 0) {
     console.log('bench: wrk is missing; installing it with apt-get');
-    spawnSync('sh', ['-c', 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk'], { stdio: 'inherit' });
+    spawnSync('sh', ['-c', 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk'], {
+      stdio: 'inherit',
+    });
     if (hasWrk()) return;
   }
-  console.error('bench: wrk is missing: install it (Debian/Ubuntu: sudo apt-get install wrk; macOS: brew install wrk) and run again');
+  console.error(
+    'bench: wrk is missing: install it (Debian/Ubuntu: sudo apt-get install wrk; macOS: brew install wrk) and run again',
+  );
   process.exit(1);
 }
 
@@ -49,11 +53,27 @@ export async function runWrk(request: WrkRequest): Promise<WrkResult> {
   try {
     const script = path.join(dir, 'scenario.lua');
     await writeFile(script, luaScript(request));
-    const headers = request.body === undefined ? Object.entries(request.headers).flatMap(([name, value]) => ['-H', `${name}: ${value}`]) : [];
-    const wrk = ['wrk', '-t1', `-c${request.connections}`, `-d${Math.max(1, Math.round(request.seconds))}s`, '--timeout', '10s', '-s', script, ...headers, request.url];
+    const headers =
+      request.body === undefined
+        ? Object.entries(request.headers).flatMap(([name, value]) => ['-H', `${name}: ${value}`])
+        : [];
+    const wrk = [
+      'wrk',
+      '-t1',
+      `-c${request.connections}`,
+      `-d${Math.max(1, Math.round(request.seconds))}s`,
+      '--timeout',
+      '10s',
+      '-s',
+      script,
+      ...headers,
+      request.url,
+    ];
     const [file = 'wrk', ...args] = request.cpu === null ? wrk : ['taskset', '-c', request.cpu, ...wrk];
     const stdout = await new Promise<string>((resolve, reject) =>
-      execFile(file, args, { timeout: (request.seconds + 30) * 1000 }, (error, out, err) => (error ? reject(new Error(`wrk failed: ${error.message}\n${err}`)) : resolve(out))),
+      execFile(file, args, { timeout: (request.seconds + 30) * 1000 }, (error, out, err) =>
+        error ? reject(new Error(`wrk failed: ${error.message}\n${err}`)) : resolve(out),
+      ),
     );
     const line = stdout.split('\n').find((text) => text.startsWith(MARKER));
     if (line === undefined) throw new Error(`wrk printed no result:\n${stdout}`);
@@ -75,12 +95,15 @@ function luaScript({ method, headers, body, random }: WrkRequest): string {
   const lines: string[] = [];
   if (body !== undefined) {
     lines.push(`wrk.method = ${luaString(method)}`, `wrk.body = ${luaString(body)}`);
-    for (const [name, value] of Object.entries(headers)) lines.push(`wrk.headers[${luaString(name)}] = ${luaString(value)}`);
+    for (const [name, value] of Object.entries(headers))
+      lines.push(`wrk.headers[${luaString(name)}] = ${luaString(value)}`);
   } else if (method !== 'GET') {
     lines.push(`wrk.method = ${luaString(method)}`);
   }
   if (random !== undefined) {
-    lines.push(`request = function() return wrk.format(nil, ${luaString(random.pathPrefix)} .. math.random(${Math.trunc(random.upTo)})) end`);
+    lines.push(
+      `request = function() return wrk.format(nil, ${luaString(random.pathPrefix)} .. math.random(${Math.trunc(random.upTo)})) end`,
+    );
   }
   return `${lines.join('\n')}
 local threads = {}
@@ -111,7 +134,8 @@ function luaString(text: string): string {
 function parseResult(json: string): WrkResult {
   const data: unknown = JSON.parse(json);
   const number = (value: unknown): number => (typeof value === 'number' ? value : NaN);
-  const field = (value: unknown, name: string): unknown => (typeof value === 'object' && value !== null ? Reflect.get(value, name) : undefined);
+  const field = (value: unknown, name: string): unknown =>
+    typeof value === 'object' && value !== null ? Reflect.get(value, name) : undefined;
   const errors = field(data, 'errors');
   const latency = field(data, 'latencyUs');
   const statuses = field(data, 'statuses');
@@ -126,6 +150,11 @@ function parseResult(json: string): WrkResult {
       timeout: number(field(errors, 'timeout')),
     },
     latencyUs: { p50: number(field(latency, 'p50')), p99: number(field(latency, 'p99')) },
-    statuses: Object.fromEntries(Object.entries(typeof statuses === 'object' && statuses !== null ? statuses : {}).map(([status, count]) => [status, number(count)])),
+    statuses: Object.fromEntries(
+      Object.entries(typeof statuses === 'object' && statuses !== null ? statuses : {}).map(([status, count]) => [
+        status,
+        number(count),
+      ]),
+    ),
   };
 }

@@ -65,7 +65,9 @@ const acknowledged = new Map(); // id -> the pet the 201 carried
 const lost = new Set();
 let failed = false;
 try {
-  console.log(`crash loop: ${RUNS} runs, DATA_DIR ${dataDir}, database: ${EMBEDDED ? 'embedded PostgreSQL' : 'DATABASE_URL'}`);
+  console.log(
+    `crash loop: ${RUNS} runs, DATA_DIR ${dataDir}, database: ${EMBEDDED ? 'embedded PostgreSQL' : 'DATABASE_URL'}`,
+  );
   service = await startService();
   await waitReady(service);
   for (let run = 1; run <= RUNS; run++) {
@@ -83,21 +85,28 @@ try {
     for (const pet of outcome.acknowledged) acknowledged.set(pet.id, pet);
     service = await startService();
     const restartMs = await waitReady(service);
-    if (orphan !== null && isRunning(orphan)) throw new Error(`run ${run}: the orphaned postgres pid ${orphan} still runs after the restart`);
+    if (orphan !== null && isRunning(orphan))
+      throw new Error(`run ${run}: the orphaned postgres pid ${orphan} still runs after the restart`);
 
     // Check every pet acknowledged so far, not only this run's: earlier writes must survive too.
     const stored = await listAllPets(service);
     let found = 0;
     for (const pet of acknowledged.values()) {
       const copy = stored.get(pet.id);
-      const same = copy !== undefined && copy.name === pet.name && copy.categoryId === pet.categoryId && copy.status === pet.status;
+      const same =
+        copy !== undefined &&
+        copy.name === pet.name &&
+        copy.categoryId === pet.categoryId &&
+        copy.status === pet.status;
       if (!same && !lost.has(pet.id)) {
         lost.add(pet.id);
         console.log(`  LOST: ${JSON.stringify(pet)} (acknowledged), stored: ${JSON.stringify(copy ?? null)}`);
       }
     }
     for (const pet of outcome.acknowledged) if (!lost.has(pet.id)) found++;
-    const others = Object.entries(outcome.otherAnswers).map(([status, count]) => `${status}×${count}`).join(' ');
+    const others = Object.entries(outcome.otherAnswers)
+      .map(([status, count]) => `${status}×${count}`)
+      .join(' ');
     console.log(
       `run ${String(run).padStart(2)}: acknowledged ${outcome.acknowledged.length}, found ${found}, ` +
         `lost ${outcome.acknowledged.length - found}, restart ${restartMs} ms ` +
@@ -112,7 +121,8 @@ try {
 } catch (error) {
   failed = true;
   console.error(`crash loop FAILED: ${error instanceof Error ? error.message : String(error)}`);
-  if (service !== null) console.error(`last output of the service (pid ${service.child.pid}):\n${service.output.join('')}`);
+  if (service !== null)
+    console.error(`last output of the service (pid ${service.child.pid}):\n${service.output.join('')}`);
 } finally {
   await cleanup();
 }
@@ -122,7 +132,14 @@ process.exit(failed ? 1 : 0);
 async function startService() {
   const port = await freePort();
   const child = spawn(process.execPath, [MAIN], {
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, API_KEYS: API_KEY, RATE_LIMIT: 'off' },
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      API_KEYS: API_KEY,
+      RATE_LIMIT: 'off',
+    },
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -134,14 +151,22 @@ async function startService() {
   const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
   let exitedWith = null;
   void exited.then((status) => (exitedWith = status));
-  return { child, base: `http://127.0.0.1:${port}`, output, exited, exitedWith: () => exitedWith, startedAt: Date.now() };
+  return {
+    child,
+    base: `http://127.0.0.1:${port}`,
+    output,
+    exited,
+    exitedWith: () => exitedWith,
+    startedAt: Date.now(),
+  };
 }
 
 /** Polls /readyz until 200; returns ms since the process was spawned. Fails fast if it exits. */
 async function waitReady(svc) {
   while (Date.now() - svc.startedAt < READY_TIMEOUT_MS) {
     const exit = svc.exitedWith();
-    if (exit !== null) throw new Error(`the service exited before it was ready (code ${exit.code}, signal ${exit.signal})`);
+    if (exit !== null)
+      throw new Error(`the service exited before it was ready (code ${exit.code}, signal ${exit.signal})`);
     const response = await fetch(`${svc.base}/readyz`, { signal: AbortSignal.timeout(2000) }).catch(() => null);
     if (response?.status === 200) return Date.now() - svc.startedAt;
     await sleep(100);
@@ -170,7 +195,12 @@ function driveCreates(svc, run) {
         }
         const pet = JSON.parse(text);
         // The answer itself must be right, or "found with the same content" would prove little.
-        if (pet.name !== sent.name || pet.categoryId !== sent.categoryId || pet.status !== 'available' || !Number.isSafeInteger(pet.id)) {
+        if (
+          pet.name !== sent.name ||
+          pet.categoryId !== sent.categoryId ||
+          pet.status !== 'available' ||
+          !Number.isSafeInteger(pet.id)
+        ) {
           throw new Error(`201 with unexpected content for ${JSON.stringify(sent)}: ${text}`);
         }
         outcome.acknowledged.push(pet);
@@ -192,7 +222,7 @@ function driveCreates(svc, run) {
 async function listAllPets(svc) {
   const pets = new Map();
   const deadline = Date.now() + VERIFY_TIMEOUT_MS;
-  for (let next = '/v1/pets?limit=100'; next !== null; ) {
+  for (let next = '/v1/pets?limit=100'; next !== null;) {
     if (Date.now() > deadline) throw new Error(`listing every pet took more than ${VERIFY_TIMEOUT_MS} ms`);
     const response = await fetch(svc.base + next, {
       headers: { Authorization: `Bearer ${API_KEY}` },
@@ -228,7 +258,8 @@ async function stopEverything() {
       () => true,
       () => false,
     );
-    if (!stopped) console.error(`the service pid ${service.child.pid} did not stop on SIGTERM within ${EXIT_TIMEOUT_MS} ms`);
+    if (!stopped)
+      console.error(`the service pid ${service.child.pid} did not stop on SIGTERM within ${EXIT_TIMEOUT_MS} ms`);
   }
   // A postgres still on our cluster (an orphan a failed restart did not stop): fast shutdown first.
   const postmaster = EMBEDDED ? runningPostmaster() : null;
@@ -269,7 +300,9 @@ function readCmdline(pid) {
 
 function withTimeout(promise, ms, what) {
   let timer;
-  const timeout = new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms)));
+  const timeout = new Promise(
+    (_, reject) => (timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms)),
+  );
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 

@@ -14,7 +14,16 @@ import { RateLimits } from './application/rate-limits.js';
 import { Readiness } from './application/readiness.js';
 import { type Config, petstoreConfig } from './config.js';
 import { PetRepository } from './domain/pet-repository.js';
-import { DatabaseReadiness, DatabaseServer, dataSourceOptions, openDatabaseServer, openDataSource, sharedSecret, TypeOrmDatabasePool, waitForDatabase } from './infrastructure/database.js';
+import {
+  DatabaseReadiness,
+  DatabaseServer,
+  dataSourceOptions,
+  openDatabaseServer,
+  openDataSource,
+  sharedSecret,
+  TypeOrmDatabasePool,
+  waitForDatabase,
+} from './infrastructure/database.js';
 import { connectRedis, FlexibleRateLimits, NoRateLimits } from './infrastructure/rate-limits.js';
 import { ApiKeyRecord, PetRecord } from './infrastructure/records.js';
 import { TypeOrmApiKeys } from './infrastructure/typeorm-api-keys.js';
@@ -55,11 +64,17 @@ export class DatabaseServerModule {}
       imports: [DatabaseServerModule],
       inject: [DatabaseServer],
       // No retries here: databaseServerFor already waited, with one line per try.
-      useFactory: (server: DatabaseServer) => ({ ...dataSourceOptions(server.url, server.schema), migrationsRun: true, retryAttempts: 0 }),
+      useFactory: (server: DatabaseServer) => ({
+        ...dataSourceOptions(server.url, server.schema),
+        migrationsRun: true,
+        retryAttempts: 0,
+      }),
       dataSourceFactory: async (options) => {
         if (options === undefined) throw new Error('TypeORM options are missing');
         const logger = new Logger('Database');
-        return openDataSource(options, (count) => logger.warn(`A database connection went silent: ${count} connection(s) dropped, new ones will be opened`));
+        return openDataSource(options, (count) =>
+          logger.warn(`A database connection went silent: ${count} connection(s) dropped, new ones will be opened`),
+        );
       },
     }),
   ],
@@ -74,26 +89,38 @@ export class DatabaseServerModule {}
         return replicas.none ? primary : new ReplicaRoutingPetRepository(primary, replicas.set);
       },
     },
-    { provide: IdempotencyStore, inject: [DATA_SOURCE], useFactory: (ds: DataSource) => new TypeOrmIdempotencyStore(ds) },
+    {
+      provide: IdempotencyStore,
+      inject: [DATA_SOURCE],
+      useFactory: (ds: DataSource) => new TypeOrmIdempotencyStore(ds),
+    },
     { provide: DatabasePool, inject: [DATA_SOURCE], useFactory: (ds: DataSource) => new TypeOrmDatabasePool(ds) },
     { provide: Readiness, inject: [DATA_SOURCE], useFactory: (ds: DataSource) => new DatabaseReadiness(ds) },
     {
       provide: ApiKeys,
       inject: [DATA_SOURCE, CONFIG],
       useFactory: (ds: DataSource, config: Config) =>
-        new TypeOrmApiKeys(ds.getRepository(ApiKeyRecord), config.apiKeys, { seconds: config.apiKeyCacheSeconds, maxEntries: 10_000 }),
+        new TypeOrmApiKeys(ds.getRepository(ApiKeyRecord), config.apiKeys, {
+          seconds: config.apiKeyCacheSeconds,
+          maxEntries: 10_000,
+        }),
     },
     { provide: RateLimits, inject: [CONFIG], useFactory: rateLimitsFor },
     // Without CURSOR_SECRET, a secret kept in the database: a cursor is good on every instance and across restarts.
     {
       provide: CursorCodec,
       inject: [CONFIG, DATA_SOURCE],
-      useFactory: async (config: Config, ds: DataSource) => new CursorCodec(config.cursorSecret ?? (await sharedSecret(ds, 'cursor'))),
+      useFactory: async (config: Config, ds: DataSource) =>
+        new CursorCodec(config.cursorSecret ?? (await sharedSecret(ds, 'cursor'))),
     },
     { provide: HttpMetrics, inject: [DatabasePool], useFactory: (pool: DatabasePool) => new HttpMetrics(pool) },
     ShutdownState,
     { provide: ListPets, inject: [PetRepository], useFactory: (pets: PetRepository) => new ListPets(pets) },
-    { provide: CreatePet, inject: [PetRepository, IdempotencyStore], useFactory: (pets: PetRepository, store: IdempotencyStore) => new CreatePet(pets, store) },
+    {
+      provide: CreatePet,
+      inject: [PetRepository, IdempotencyStore],
+      useFactory: (pets: PetRepository, store: IdempotencyStore) => new CreatePet(pets, store),
+    },
     { provide: GetPet, inject: [PetRepository], useFactory: (pets: PetRepository) => new GetPet(pets) },
     { provide: APP_GUARD, useClass: BearerKeyGuard },
     { provide: APP_FILTER, useClass: ErrorFilter },
@@ -110,7 +137,11 @@ async function databaseServerFor(config: Config): Promise<DatabaseServer> {
 
 function replicasFor(ds: DataSource, config: Config, server: DatabaseServer): TypeOrmReplicas {
   const logger = new Logger('Replicas');
-  const replicas = new TypeOrmReplicas(ds, config.databaseReplicaUrls, { maxLagSeconds: config.databaseReplicaMaxLagSeconds, schema: server.schema, log: (line) => logger.warn(line) });
+  const replicas = new TypeOrmReplicas(ds, config.databaseReplicaUrls, {
+    maxLagSeconds: config.databaseReplicaMaxLagSeconds,
+    schema: server.schema,
+    log: (line) => logger.warn(line),
+  });
   replicas.start();
   return replicas;
 }

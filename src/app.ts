@@ -10,7 +10,13 @@ import { AppModule } from './app.module.js';
 import { type Config, petstoreConfig } from './config.js';
 import { ApiError } from './interface/http/api-error.js';
 import { announceGetPetDeprecation } from './interface/http/deprecation.js';
-import { afterPendingAnswer, answerClientError, answerRaw, answerWithError, rawErrorResponse } from './interface/http/error.filter.js';
+import {
+  afterPendingAnswer,
+  answerClientError,
+  answerRaw,
+  answerWithError,
+  rawErrorResponse,
+} from './interface/http/error.filter.js';
 import { HttpMetrics, observeRequests } from './interface/http/metrics.js';
 import { buildOpenApiDocument, serveOpenApi } from './interface/http/openapi.js';
 import { ShutdownState } from './interface/http/shutdown-state.js';
@@ -20,7 +26,12 @@ import { ShutdownState } from './interface/http/shutdown-state.js';
  * lines wait for the pino logger; a failed start prints nothing of Nest's and throws, so that
  * main.ts reports it as one line (Nest would otherwise abort the process).
  */
-export const APP_OPTIONS: NestApplicationOptions = { bodyParser: false, bufferLogs: true, autoFlushLogs: false, abortOnError: false };
+export const APP_OPTIONS: NestApplicationOptions = {
+  bodyParser: false,
+  bufferLogs: true,
+  autoFlushLogs: false,
+  abortOnError: false,
+};
 
 /**
  * Routes match case exactly: `/V1/PETS` is a 404, not `/v1/pets` without the headers the `/v1`
@@ -58,8 +69,12 @@ export async function configureApp(app: NestExpressApplication): Promise<NestExp
   Object.assign(server, { requireHostHeader: false });
   // What Node answers on its own, before any route, gets the Error body too.
   const lastResponses = new WeakMap<object, ServerResponse>();
-  server.on('request', (request: IncomingMessage, response: ServerResponse) => lastResponses.set(request.socket, response));
-  server.on('clientError', (error: Error, socket: Duplex) => answerClientError(error, socket, lastResponses.get(socket)));
+  server.on('request', (request: IncomingMessage, response: ServerResponse) =>
+    lastResponses.set(request.socket, response),
+  );
+  server.on('clientError', (error: Error, socket: Duplex) =>
+    answerClientError(error, socket, lastResponses.get(socket)),
+  );
   // Answered through its own response, so that it goes out in turn behind requests pipelined ahead of it.
   server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
     lastResponses.set(request.socket, response);
@@ -67,7 +82,9 @@ export async function configureApp(app: NestExpressApplication): Promise<NestExp
   });
   // CONNECT takes the socket over: the refusal waits for the answer still due on it, if any.
   server.on('connect', (request: IncomingMessage, socket: Duplex) =>
-    afterPendingAnswer(socket, lastResponses.get(request.socket), () => rawErrorResponse(405, 'Method Not Allowed', 'CONNECT is not supported')),
+    afterPendingAnswer(socket, lastResponses.get(request.socket), () =>
+      rawErrorResponse(405, 'Method Not Allowed', 'CONNECT is not supported'),
+    ),
   );
   // Node would answer every `Expect: 100-continue` with 100 Continue before any check; the JSON
   // body guard sends it only for a body it is about to read (after authentication and the size check).
@@ -100,6 +117,8 @@ export async function configureApp(app: NestExpressApplication): Promise<NestExp
   // Nest answers unknown paths only under its /v1 prefix: everywhere else, an unknown path or a
   // stray error still gets the Error body instead of Express's HTML page.
   app.use((request: Request, response: Response) => answerWithError(new NotFoundException(), request, response));
-  app.use((error: unknown, request: Request, response: Response, _next: NextFunction) => answerWithError(error, request, response));
+  app.use((error: unknown, request: Request, response: Response, _next: NextFunction) =>
+    answerWithError(error, request, response),
+  );
   return app;
 }

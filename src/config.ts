@@ -55,8 +55,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = readPort(env.PORT);
   const host = readHost(env.HOST);
   const databaseUrl = readDatabaseUrl(env.DATABASE_URL);
-  const databaseReplicaUrls = (env.DATABASE_REPLICA_URLS ?? '').split(',').flatMap((url, i) => readDatabaseUrl(url, `DATABASE_REPLICA_URLS (URL ${i + 1})`) ?? []);
-  if (databaseReplicaUrls.length > 0 && databaseUrl === null) throw new ConfigError('DATABASE_REPLICA_URLS needs DATABASE_URL: the embedded database has no replicas');
+  const databaseReplicaUrls = (env.DATABASE_REPLICA_URLS ?? '')
+    .split(',')
+    .flatMap((url, i) => readDatabaseUrl(url, `DATABASE_REPLICA_URLS (URL ${i + 1})`) ?? []);
+  if (databaseReplicaUrls.length > 0 && databaseUrl === null)
+    throw new ConfigError('DATABASE_REPLICA_URLS needs DATABASE_URL: the embedded database has no replicas');
   return {
     port,
     host,
@@ -70,7 +73,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimit: readSwitch('RATE_LIMIT', env.RATE_LIMIT)
       ? {
           perKeyPerMinute: readPositiveInteger('RATE_LIMIT_PER_MINUTE', env.RATE_LIMIT_PER_MINUTE, 1200),
-          failedAuthenticationsPerMinute: readPositiveInteger('AUTH_FAILURES_PER_MINUTE', env.AUTH_FAILURES_PER_MINUTE, 20),
+          failedAuthenticationsPerMinute: readPositiveInteger(
+            'AUTH_FAILURES_PER_MINUTE',
+            env.AUTH_FAILURES_PER_MINUTE,
+            20,
+          ),
         }
       : null,
     redisUrl: readRedisUrl(env.REDIS_URL),
@@ -81,7 +88,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseWaitSeconds: readNonNegativeInteger('DATABASE_WAIT_SECONDS', env.DATABASE_WAIT_SECONDS, 30),
     trustedProxies: readTrustedProxies(env.TRUSTED_PROXIES),
     databaseReplicaUrls,
-    databaseReplicaMaxLagSeconds: readPositiveSeconds('DATABASE_REPLICA_MAX_LAG_SECONDS', env.DATABASE_REPLICA_MAX_LAG_SECONDS, 2),
+    databaseReplicaMaxLagSeconds: readPositiveSeconds(
+      'DATABASE_REPLICA_MAX_LAG_SECONDS',
+      env.DATABASE_REPLICA_MAX_LAG_SECONDS,
+      2,
+    ),
   };
 }
 
@@ -127,7 +138,8 @@ function readDatabaseUrl(value: string | undefined, name = 'DATABASE_URL'): stri
 function readPositiveSeconds(name: string, value: string | undefined, fallback: number): number {
   const text = nonEmpty(value);
   if (text === null) return fallback;
-  if (!/^\d{1,6}(\.\d{1,3})?$/.test(text) || Number(text) <= 0) throw new ConfigError(`${name} must be a number of seconds above 0, got "${text}"`);
+  if (!/^\d{1,6}(\.\d{1,3})?$/.test(text) || Number(text) <= 0)
+    throw new ConfigError(`${name} must be a number of seconds above 0, got "${text}"`);
   return Number(text);
 }
 
@@ -151,15 +163,22 @@ function readSwitch(name: string, value: string | undefined): boolean {
 function readPositiveInteger(name: string, value: string | undefined, fallback: number): number {
   const text = nonEmpty(value);
   if (text === null) return fallback;
-  if (!/^\d{1,9}$/.test(text) || Number(text) < 1) throw new ConfigError(`${name} must be a positive integer, got "${text}"`);
+  if (!/^\d{1,9}$/.test(text) || Number(text) < 1)
+    throw new ConfigError(`${name} must be a positive integer, got "${text}"`);
   return Number(text);
 }
 
 /** Keys a client can present: the guard reads `Bearer <visible ASCII>`, so a key with anything else would never match. */
 function readApiKeys(value: string | undefined): string[] {
-  const keys = (value ?? '').split(',').map((key) => key.trim()).filter((key) => key.length > 0);
+  const keys = (value ?? '')
+    .split(',')
+    .map((key) => key.trim())
+    .filter((key) => key.length > 0);
   const unusable = keys.findIndex((key) => !/^[\x21-\x7e]+$/.test(key));
-  if (unusable >= 0) throw new ConfigError(`API_KEYS: key ${unusable + 1} holds a space or a character other than visible ASCII, so no client could send it`);
+  if (unusable >= 0)
+    throw new ConfigError(
+      `API_KEYS: key ${unusable + 1} holds a space or a character other than visible ASCII, so no client could send it`,
+    );
   return keys;
 }
 
@@ -172,7 +191,10 @@ function readNonNegativeInteger(name: string, value: string | undefined, fallbac
 
 /** Comma-separated IPv4/IPv6 addresses or CIDRs, as Express's `trust proxy` takes them. */
 function readTrustedProxies(value: string | undefined): string[] {
-  const entries = (value ?? '').split(',').map((entry) => entry.trim()).filter((entry) => entry.length > 0);
+  const entries = (value ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry.length > 0);
   for (const entry of entries) {
     const [address = '', prefix, extra] = entry.split('/');
     const family = isIP(address);

@@ -19,14 +19,18 @@ try {
   const server = await openDatabaseServer(config, { attachToRunning: true });
   const dataSource = await new DataSource({ ...dataSourceOptions(server.url), migrationsRun: true }).initialize();
   try {
-    exitCode = await runKeysCommand(process.argv.slice(2), new TypeOrmApiKeys(dataSource.getRepository(ApiKeyRecord), config.apiKeys), (line) =>
-      process.stdout.write(`${line}\n`),
+    exitCode = await runKeysCommand(
+      process.argv.slice(2),
+      new TypeOrmApiKeys(dataSource.getRepository(ApiKeyRecord), config.apiKeys),
+      (line) => process.stdout.write(`${line}\n`),
     );
   } finally {
     await dataSource.destroy();
     await server.stop();
   }
 } catch (error) {
-  process.stderr.write(`${error instanceof ConfigError ? 'Configuration error: ' : ''}${error instanceof Error ? error.message : String(error)}\n`);
+  process.stderr.write(
+    `${error instanceof ConfigError ? 'Configuration error: ' : ''}${error instanceof Error ? error.message : String(error)}\n`,
+  );
 }
 process.exit(exitCode);

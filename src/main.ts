@@ -19,14 +19,21 @@ async function main(): Promise<void> {
   const where = config.databaseUrl === null ? `embedded PostgreSQL in ${config.dataDir}` : 'DATABASE_URL';
   logger.log(`Pet Store listening on http://${config.host}:${config.port} (database: ${where}); docs at /docs`);
   // Only now: a start that failed has issued nothing, so no one-time key is ever lost.
-  await announceFirstRunKey(app.get(ApiKeys), { embedded: config.databaseUrl === null, dataDir: config.dataDir, log: (line) => logger.warn(line) });
+  await announceFirstRunKey(app.get(ApiKeys), {
+    embedded: config.databaseUrl === null,
+    dataDir: config.dataDir,
+    log: (line) => logger.warn(line),
+  });
 
   let stopping = false;
   const shutdown = async (signal: string): Promise<void> => {
     if (stopping) return;
     stopping = true;
     logger.log(`${signal}: draining, at most ${config.shutdownDelaySeconds + config.shutdownTimeoutSeconds} s`);
-    const { drainedInMs, timedOut } = await drain(app, { delayMs: config.shutdownDelaySeconds * 1000, timeoutMs: config.shutdownTimeoutSeconds * 1000 });
+    const { drainedInMs, timedOut } = await drain(app, {
+      delayMs: config.shutdownDelaySeconds * 1000,
+      timeoutMs: config.shutdownTimeoutSeconds * 1000,
+    });
     await database.stop();
     logger.log(`stopped: drained in ${drainedInMs} ms${timedOut ? ', cutting the connections still open' : ''}`);
     app.flushLogs();
@@ -42,11 +49,15 @@ async function listen(app: NestExpressApplication, config: Config): Promise<void
   } catch (error) {
     const code = typeof error === 'object' && error !== null && 'code' in error ? error.code : null;
     const problem =
-      code === 'EADDRINUSE' ? `Port ${config.port} is in use on ${config.host}: stop the other process or set PORT`
-      : code === 'EACCES' ? `Not allowed to listen on port ${config.port}: choose a PORT above 1023`
-      : code === 'ENOTFOUND' || code === 'EAI_AGAIN' ? `HOST ${config.host} cannot be resolved: set HOST to an address of this machine (0.0.0.0 for all)`
-      : code === 'EADDRNOTAVAIL' ? `HOST ${config.host} is not an address of this machine: set HOST to one (0.0.0.0 for all)`
-      : null;
+      code === 'EADDRINUSE'
+        ? `Port ${config.port} is in use on ${config.host}: stop the other process or set PORT`
+        : code === 'EACCES'
+          ? `Not allowed to listen on port ${config.port}: choose a PORT above 1023`
+          : code === 'ENOTFOUND' || code === 'EAI_AGAIN'
+            ? `HOST ${config.host} cannot be resolved: set HOST to an address of this machine (0.0.0.0 for all)`
+            : code === 'EADDRNOTAVAIL'
+              ? `HOST ${config.host} is not an address of this machine: set HOST to one (0.0.0.0 for all)`
+              : null;
     await app.close();
     await app.get(DatabaseServer).stop();
     throw problem === null ? error : new StartupError(problem);
@@ -56,11 +67,17 @@ async function listen(app: NestExpressApplication, config: Config): Promise<void
 /** Why the start failed, as one line in the configured log format, then exit code 1. */
 function failed(error: unknown): never {
   const known = error instanceof ConfigError || error instanceof StartupError || error instanceof EmbeddedPostgresError;
-  const line = error instanceof ConfigError ? `Configuration error: ${error.message}` : error instanceof Error ? `Start failed: ${error.message.split('\n')[0]}` : String(error);
+  const line =
+    error instanceof ConfigError
+      ? `Configuration error: ${error.message}`
+      : error instanceof Error
+        ? `Start failed: ${error.message.split('\n')[0]}`
+        : String(error);
   const pretty = process.env.LOG_FORMAT?.trim().toLowerCase() === 'pretty';
   // The stack only for what we did not foresee: the operator can act on the rest as it is.
   if (pretty) process.stderr.write(`${line}\n`);
-  else startupLogger({ level: 'info', pretty }, 2).fatal(known || !(error instanceof Error) ? {} : { err: error }, line);
+  else
+    startupLogger({ level: 'info', pretty }, 2).fatal(known || !(error instanceof Error) ? {} : { err: error }, line);
   process.exit(1);
 }
 

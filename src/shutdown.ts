@@ -11,7 +11,10 @@ export type DrainResult = { drainedInMs: number; timedOut: boolean };
  * answer carries Connection: close; requests in flight finish (at most `timeoutMs`, after which
  * the remaining connections are cut), and Nest closes.
  */
-export async function drain(app: INestApplication, { delayMs, timeoutMs }: { delayMs: number; timeoutMs: number }): Promise<DrainResult> {
+export async function drain(
+  app: INestApplication,
+  { delayMs, timeoutMs }: { delayMs: number; timeoutMs: number },
+): Promise<DrainResult> {
   const started = Date.now();
   const state = app.get(ShutdownState);
   state.draining = true;
@@ -23,7 +26,10 @@ export async function drain(app: INestApplication, { delayMs, timeoutMs }: { del
   // a reset). Left open, each gets Connection: close on its next answer, or ends at keepAliveTimeout.
   const closed = new Promise<boolean>((resolve) => NetServer.prototype.close.call(server, () => resolve(false)));
   let timer: NodeJS.Timeout | undefined;
-  const timedOut = await Promise.race([closed, new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), timeoutMs)))]);
+  const timedOut = await Promise.race([
+    closed,
+    new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), timeoutMs))),
+  ]);
   clearTimeout(timer);
   if (timedOut) server.closeAllConnections();
   await app.close();

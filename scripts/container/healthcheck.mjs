@@ -3,7 +3,8 @@
 // service's own; a wildcard HOST (0.0.0.0, ::) is reached on loopback.
 const host = (process.env.HOST ?? '').trim();
 const port = (process.env.PORT ?? '').trim() || '3000';
-const target = host === '' || host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '[::1]' : host.includes(':') ? `[${host}]` : host;
+const target =
+  host === '' || host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '[::1]' : host.includes(':') ? `[${host}]` : host;
 try {
   const response = await fetch(`http://${target}:${port}/healthz`, { signal: AbortSignal.timeout(2000) });
   process.exit(response.ok ? 0 : 1);

@@ -27,5 +27,8 @@ export class IdempotencyKeyReusedError extends Error {
  * free for a retry). Throws IdempotencyConflictError or IdempotencyKeyReusedError.
  */
 export abstract class IdempotencyStore {
-  abstract once(request: IdempotentCreate, create: (pets: PetRepository) => Promise<Pet>): Promise<{ pet: Pet; replayed: boolean }>;
+  abstract once(
+    request: IdempotentCreate,
+    create: (pets: PetRepository) => Promise<Pet>,
+  ): Promise<{ pet: Pet; replayed: boolean }>;
 }

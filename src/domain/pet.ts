@@ -39,29 +39,80 @@ export type CodePointRange = readonly [first: number, last: number];
  */
 export const PET_NAME_FORBIDDEN: readonly { kind: string; ranges: readonly CodePointRange[] }[] = [
   // Cc: NUL, tab, CR, LF, ESC, DEL, NEL, ...
-  { kind: 'control characters such as tab, CR, LF or NUL', ranges: [[0x0000, 0x001f], [0x007f, 0x009f]] },
+  {
+    kind: 'control characters such as tab, CR, LF or NUL',
+    ranges: [
+      [0x0000, 0x001f],
+      [0x007f, 0x009f],
+    ],
+  },
   { kind: 'line or paragraph separators', ranges: [[0x2028, 0x2029]] },
   // Cf but the two joiners: soft hyphen, zero-width space, direction marks, embeddings, overrides
   // and isolates, word joiner, invisible operators, BOM, interlinear annotation; U+2065 with them.
   {
     kind: 'invisible format characters such as zero-width spaces or direction overrides',
-    ranges: [[0x00ad, 0x00ad], [0x0600, 0x0605], [0x061c, 0x061c], [0x06dd, 0x06dd], [0x070f, 0x070f], [0x0890, 0x0891], [0x08e2, 0x08e2], [0x180e, 0x180e], [0x200b, 0x200b], [0x200e, 0x200f], [0x202a, 0x202e], [0x2060, 0x206f], [0xfeff, 0xfeff], [0xfff9, 0xfffb]],
+    ranges: [
+      [0x00ad, 0x00ad],
+      [0x0600, 0x0605],
+      [0x061c, 0x061c],
+      [0x06dd, 0x06dd],
+      [0x070f, 0x070f],
+      [0x0890, 0x0891],
+      [0x08e2, 0x08e2],
+      [0x180e, 0x180e],
+      [0x200b, 0x200b],
+      [0x200e, 0x200f],
+      [0x202a, 0x202e],
+      [0x2060, 0x206f],
+      [0xfeff, 0xfeff],
+      [0xfff9, 0xfffb],
+    ],
   },
   // Default-ignorable letters that render as nothing: Hangul fillers, Khmer inherent vowels, and
   // the reserved U+FFF0..U+FFF8.
-  { kind: 'invisible fillers such as U+3164 HANGUL FILLER', ranges: [[0x115f, 0x1160], [0x17b4, 0x17b5], [0x3164, 0x3164], [0xffa0, 0xffa0], [0xfff0, 0xfff8]] },
-  { kind: 'noncharacters', ranges: [[0xfdd0, 0xfdef], [0xfffe, 0xffff]] },
+  {
+    kind: 'invisible fillers such as U+3164 HANGUL FILLER',
+    ranges: [
+      [0x115f, 0x1160],
+      [0x17b4, 0x17b5],
+      [0x3164, 0x3164],
+      [0xffa0, 0xffa0],
+      [0xfff0, 0xfff8],
+    ],
+  },
+  {
+    kind: 'noncharacters',
+    ranges: [
+      [0xfdd0, 0xfdef],
+      [0xfffe, 0xffff],
+    ],
+  },
 ];
 
 /** Blank characters: allowed anywhere, but a name of nothing else is blank. White_Space (minus the line breaks above) and U+2800 BRAILLE PATTERN BLANK. */
-export const PET_NAME_SPACES: readonly CodePointRange[] = [[0x0020, 0x0020], [0x00a0, 0x00a0], [0x1680, 0x1680], [0x2000, 0x200a], [0x202f, 0x202f], [0x205f, 0x205f], [0x2800, 0x2800], [0x3000, 0x3000]];
+export const PET_NAME_SPACES: readonly CodePointRange[] = [
+  [0x0020, 0x0020],
+  [0x00a0, 0x00a0],
+  [0x1680, 0x1680],
+  [0x2000, 0x200a],
+  [0x202f, 0x202f],
+  [0x205f, 0x205f],
+  [0x2800, 0x2800],
+  [0x3000, 0x3000],
+];
 
 /**
  * Joiners and variation selectors: allowed only right after a visible character or another of
  * them, as in the black cat emoji (U+1F408 U+200D U+2B1B), a red heart (U+2764 U+FE0F) or a
  * Persian word with U+200C, so that none can start a name, follow a space, or make up one.
  */
-export const PET_NAME_MARKS: readonly CodePointRange[] = [[0x034f, 0x034f], [0x180b, 0x180d], [0x180f, 0x180f], [0x200c, 0x200d], [0xfe00, 0xfe0f]];
+export const PET_NAME_MARKS: readonly CodePointRange[] = [
+  [0x034f, 0x034f],
+  [0x180b, 0x180d],
+  [0x180f, 0x180f],
+  [0x200c, 0x200d],
+  [0xfe00, 0xfe0f],
+];
 
 const u = (codePoint: number): string => `\\u${codePoint.toString(16).toUpperCase().padStart(4, '0')}`;
 /** The ranges as the inside of a character class, adjacent ones merged. */
@@ -90,7 +141,8 @@ const VISIBLE = `(?:[^${charClass([...PET_NAME_FORBIDDEN.flatMap(({ ranges }) =>
  */
 export const PET_NAME_PATTERN = `^(?:${SPACE}*${VISIBLE}${MARK}*)+${SPACE}*(?![\\u000A\\u000D\\u0085\\u2028\\u2029])$`;
 
-const within = (ranges: readonly CodePointRange[], codePoint: number): boolean => ranges.some(([first, last]) => codePoint >= first && codePoint <= last);
+const within = (ranges: readonly CodePointRange[], codePoint: number): boolean =>
+  ranges.some(([first, last]) => codePoint >= first && codePoint <= last);
 const hex = (codePoint: number): string => `U+${codePoint.toString(16).toUpperCase().padStart(4, '0')}`;
 
 export function nameProblems(name: unknown): string[] {
@@ -111,10 +163,13 @@ export function nameProblems(name: unknown): string[] {
     position++;
     const codePoint = character.codePointAt(0) ?? 0;
     const forbidden = PET_NAME_FORBIDDEN.find(({ ranges }) => within(ranges, codePoint));
-    if (forbidden !== undefined) return [`name must not contain ${forbidden.kind} (${hex(codePoint)} at character ${position})`];
+    if (forbidden !== undefined)
+      return [`name must not contain ${forbidden.kind} (${hex(codePoint)} at character ${position})`];
     if (within(PET_NAME_MARKS, codePoint)) {
       if (!markMayFollow) {
-        return [`name may hold a joiner or variation selector only right after a visible character (${hex(codePoint)} at character ${position})`];
+        return [
+          `name may hold a joiner or variation selector only right after a visible character (${hex(codePoint)} at character ${position})`,
+        ];
       }
     } else if (within(PET_NAME_SPACES, codePoint)) {
       markMayFollow = false;
@@ -127,7 +182,12 @@ export function nameProblems(name: unknown): string[] {
 }
 
 export function categoryIdProblems(categoryId: unknown): string[] {
-  if (typeof categoryId !== 'number' || !Number.isInteger(categoryId) || categoryId < 1 || categoryId > MAX_CATEGORY_ID) {
+  if (
+    typeof categoryId !== 'number' ||
+    !Number.isInteger(categoryId) ||
+    categoryId < 1 ||
+    categoryId > MAX_CATEGORY_ID
+  ) {
     return [`categoryId must be an integer from 1 to ${MAX_CATEGORY_ID}`];
   }
   return [];

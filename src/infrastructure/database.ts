@@ -62,7 +62,10 @@ export function dataSourceOptions(url: string, schema?: string): DataSourceOptio
  * Connects (and runs pending migrations when asked), then watches the pool for connections that
  * go silent. The one way the service and the tools open a DataSource.
  */
-export async function openDataSource(options: DataSourceOptions, onDropped: (count: number) => void = () => undefined): Promise<DataSource> {
+export async function openDataSource(
+  options: DataSourceOptions,
+  onDropped: (count: number) => void = () => undefined,
+): Promise<DataSource> {
   const dataSource = await new DataSource(options).initialize();
   const pool = poolOf(dataSource);
   if (pool !== null) dropSilentConnections(pool, SILENT_CONNECTION_MS, onDropped);
@@ -91,7 +94,10 @@ export class DatabaseServer {
 }
 
 /** DATABASE_URL → that server; otherwise the embedded PostgreSQL in dataDir, started (or attached to, for tools). */
-export async function openDatabaseServer(config: { databaseUrl: string | null; dataDir: string }, options: { attachToRunning?: boolean } = {}): Promise<DatabaseServer> {
+export async function openDatabaseServer(
+  config: { databaseUrl: string | null; dataDir: string },
+  options: { attachToRunning?: boolean } = {},
+): Promise<DatabaseServer> {
   if (config.databaseUrl !== null) return new DatabaseServer(config.databaseUrl);
   const embedded = await startEmbeddedPostgres(config.dataDir, options);
   return new DatabaseServer(embedded.url, undefined, () => embedded.stop());
@@ -104,7 +110,10 @@ export class StartupError extends Error {
 
 export type Clock = { now(): number; sleep(ms: number): Promise<void> };
 
-export const systemClock: Clock = { now: () => Date.now(), sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)) };
+export const systemClock: Clock = {
+  now: () => Date.now(),
+  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+};
 
 /**
  * Waits for a database that is not up yet (it may be starting beside the service), retrying with
@@ -112,7 +121,12 @@ export const systemClock: Clock = { now: () => Date.now(), sleep: (ms) => new Pr
  * that answers but refuses (wrong password, missing database) is reported at once: waiting would
  * not help.
  */
-export async function waitForDatabase(url: string, seconds: number, onRetry: (line: string) => void, clock: Clock = systemClock): Promise<void> {
+export async function waitForDatabase(
+  url: string,
+  seconds: number,
+  onRetry: (line: string) => void,
+  clock: Clock = systemClock,
+): Promise<void> {
   const deadline = clock.now() + seconds * 1000;
   for (let delay = 500; ; delay = Math.min(delay * 2, 5000)) {
     const failure = await probe(url);
@@ -121,9 +135,13 @@ export async function waitForDatabase(url: string, seconds: number, onRetry: (li
     if (!isUnavailable(failure) || codeOf(failure) === 'ENOTFOUND') throw new StartupError(refusal(failure, where));
     const left = deadline - clock.now();
     if (left <= 0) {
-      throw new StartupError(`Database at ${where} did not answer within ${seconds} s (${reason(failure)}): start PostgreSQL, fix DATABASE_URL, or raise DATABASE_WAIT_SECONDS`);
+      throw new StartupError(
+        `Database at ${where} did not answer within ${seconds} s (${reason(failure)}): start PostgreSQL, fix DATABASE_URL, or raise DATABASE_WAIT_SECONDS`,
+      );
     }
-    onRetry(`Database at ${where} does not answer yet (${reason(failure)}); retrying in ${Math.min(delay, left) / 1000} s`);
+    onRetry(
+      `Database at ${where} does not answer yet (${reason(failure)}); retrying in ${Math.min(delay, left) / 1000} s`,
+    );
     await clock.sleep(Math.min(delay, left));
   }
 }
@@ -161,8 +179,10 @@ function codeOf(error: unknown): string {
 
 function refusal(error: unknown, where: string): string {
   const code = codeOf(error);
-  if (code === '3D000') return `Database at ${where} does not exist: create it (createdb) or fix the database name in DATABASE_URL`;
-  if (code === '28P01' || code === '28000') return `PostgreSQL at ${where} refused the user or password of DATABASE_URL: fix them`;
+  if (code === '3D000')
+    return `Database at ${where} does not exist: create it (createdb) or fix the database name in DATABASE_URL`;
+  if (code === '28P01' || code === '28000')
+    return `PostgreSQL at ${where} refused the user or password of DATABASE_URL: fix them`;
   if (code === 'ENOTFOUND') return `The host of DATABASE_URL (${where}) cannot be resolved: fix DATABASE_URL`;
   return `PostgreSQL at ${where} refused the connection: ${reason(error)}`;
 }
@@ -202,6 +222,8 @@ export class TypeOrmDatabasePool extends DatabasePool {
 
   usage(): PoolUsage {
     const pool = poolOf(this.dataSource);
-    return pool === null ? { total: 0, idle: 0, waiting: 0 } : { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount };
+    return pool === null
+      ? { total: 0, idle: 0, waiting: 0 }
+      : { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount };
   }
 }

@@ -1,7 +1,21 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { chmod, chown, cp, mkdir, readdir, readFile, readlink, realpath, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import {
+  chmod,
+  chown,
+  cp,
+  mkdir,
+  readdir,
+  readFile,
+  readlink,
+  realpath,
+  rename,
+  rm,
+  stat,
+  symlink,
+  writeFile,
+} from 'node:fs/promises';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -81,7 +95,9 @@ function explain(error: unknown): EmbeddedPostgresError {
       { cause: error },
     );
   }
-  return new EmbeddedPostgresError(`Embedded PostgreSQL did not start: ${String(field(error, 'message') ?? error)}`, { cause: error });
+  return new EmbeddedPostgresError(`Embedded PostgreSQL did not start: ${String(field(error, 'message') ?? error)}`, {
+    cause: error,
+  });
 }
 
 /** A property of a thrown value; not `instanceof Error`, which fails for errors of another realm (Jest's vm). */
@@ -100,13 +116,18 @@ async function findBinaries(dir?: string): Promise<Binaries> {
     const exported: unknown = await import(name).catch(() => null);
     const initdb = typeof exported === 'object' && exported !== null && 'initdb' in exported ? exported.initdb : null;
     if (typeof initdb !== 'string') {
-      throw new EmbeddedPostgresError(`Embedded PostgreSQL: ${name} is not installed (no binaries for this platform); run npm ci, or set DATABASE_URL`);
+      throw new EmbeddedPostgresError(
+        `Embedded PostgreSQL: ${name} is not installed (no binaries for this platform); run npm ci, or set DATABASE_URL`,
+      );
     }
     dir = path.dirname(path.dirname(initdb));
   }
   const output = await run(path.join(dir, 'bin', 'postgres'), ['--version'], null);
   const match = /\(PostgreSQL\) (\d+)(\.\d+)?/.exec(output);
-  if (!match?.[1]) throw new EmbeddedPostgresError(`Embedded PostgreSQL: ${dir}/bin/postgres --version printed no version; run npm ci`);
+  if (!match?.[1])
+    throw new EmbeddedPostgresError(
+      `Embedded PostgreSQL: ${dir}/bin/postgres --version printed no version; run npm ci`,
+    );
   return { dir, version: match[1] + (match[2] ?? ''), major: match[1] };
 }
 
@@ -114,7 +135,14 @@ async function findBinaries(dir?: string): Promise<Binaries> {
 async function postgresAccount(): Promise<Account> {
   if ((await getent('passwd', 'postgres')) === null) {
     const group = (await getent('group', 'postgres')) === null ? ['--user-group'] : ['--gid', 'postgres'];
-    await execFileAsync('useradd', ['--system', '--no-create-home', '--shell', '/usr/sbin/nologin', ...group, 'postgres']).catch((error: unknown) => {
+    await execFileAsync('useradd', [
+      '--system',
+      '--no-create-home',
+      '--shell',
+      '/usr/sbin/nologin',
+      ...group,
+      'postgres',
+    ]).catch((error: unknown) => {
       const said = String(field(error, 'stderr') ?? '').trim() || String(error);
       throw new EmbeddedPostgresError(
         `Embedded PostgreSQL runs as the OS user postgres when started as root, and creating it failed (${said}); create that user, or start as a non-root user`,
@@ -123,7 +151,10 @@ async function postgresAccount(): Promise<Account> {
     });
   }
   const [, , uid, gid] = ((await getent('passwd', 'postgres')) ?? '').split(':');
-  if (!uid || !gid) throw new EmbeddedPostgresError('Embedded PostgreSQL: the OS user postgres has no uid (getent passwd postgres); create that user');
+  if (!uid || !gid)
+    throw new EmbeddedPostgresError(
+      'Embedded PostgreSQL: the OS user postgres has no uid (getent passwd postgres); create that user',
+    );
   return { uid: Number(uid), gid: Number(gid) };
 }
 
@@ -140,7 +171,14 @@ async function getent(database: 'passwd' | 'group', name: string): Promise<strin
  * DATA_DIR: in SHARED_DIR/clusters, named after DATA_DIR's path. DATA_DIR/postgres links to it.
  */
 async function sharedCluster(dataDir: string): Promise<string> {
-  const clusterDir = path.join(SHARED_DIR, 'clusters', createHash('sha256').update(await realpath(dataDir)).digest('hex').slice(0, 16));
+  const clusterDir = path.join(
+    SHARED_DIR,
+    'clusters',
+    createHash('sha256')
+      .update(await realpath(dataDir))
+      .digest('hex')
+      .slice(0, 16),
+  );
   await makeDir(SHARED_DIR, 0o755);
   await makeDir(path.dirname(clusterDir), 0o755);
   const link = path.join(dataDir, 'postgres');
@@ -208,7 +246,11 @@ async function makeReadable(dir: string): Promise<void> {
  * orphan. A postgres whose parent is a live Node process belongs to a running service: two
  * services must not share one DATA_DIR, but a tool may attach to it (returns its port).
  */
-async function stopOrphanedPostgres(dataDir: string, clusterDir: string, attachToRunning: boolean): Promise<number | null> {
+async function stopOrphanedPostgres(
+  dataDir: string,
+  clusterDir: string,
+  attachToRunning: boolean,
+): Promise<number | null> {
   const pidFile = path.join(clusterDir, 'postmaster.pid');
   const content = await readFile(pidFile, 'utf8').catch((error: unknown) => {
     if (errorCode(error) === 'ENOENT') return null;
@@ -231,7 +273,10 @@ async function stopOrphanedPostgres(dataDir: string, clusterDir: string, attachT
   }
   process.kill(pid, 'SIGINT'); // fast shutdown: rolls back open transactions, keeps committed ones
   for (let waited = 0; isRunning(pid); waited += 100) {
-    if (waited > 30_000) throw new EmbeddedPostgresError(`An orphaned postgres (pid ${pid}) holds ${clusterDir} and did not stop; kill it and start again`);
+    if (waited > 30_000)
+      throw new EmbeddedPostgresError(
+        `An orphaned postgres (pid ${pid}) holds ${clusterDir} and did not stop; kill it and start again`,
+      );
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   return null;
@@ -273,7 +318,9 @@ async function isInitialised(clusterDir: string, major: string, passwordFile: st
   const version = (await readFile(path.join(clusterDir, 'PG_VERSION'), 'utf8').catch(missing))?.trim();
   if (version === undefined) {
     if (((await readdir(clusterDir).catch(missing)) ?? []).length > 0) {
-      throw new EmbeddedPostgresError(`${clusterDir} holds no complete PostgreSQL cluster (no PG_VERSION): move it away, and the next start creates a new one`);
+      throw new EmbeddedPostgresError(
+        `${clusterDir} holds no complete PostgreSQL cluster (no PG_VERSION): move it away, and the next start creates a new one`,
+      );
     }
     return false;
   }
@@ -364,13 +411,23 @@ function run(file: string, args: string[], account: Account | null): Promise<str
     child.once('error', (error) => reject(cannotRun(file, error)));
     child.once('close', (code) => {
       if (code === 0) resolve(output);
-      else reject(new EmbeddedPostgresError(`Embedded PostgreSQL: ${path.basename(file)} failed: ${lastMeaningfulLine(output)}`));
+      else
+        reject(
+          new EmbeddedPostgresError(
+            `Embedded PostgreSQL: ${path.basename(file)} failed: ${lastMeaningfulLine(output)}`,
+          ),
+        );
     });
   });
 }
 
 /** Starts postgres and resolves, once it accepts connections, with its stop(). */
-async function runPostgres(bin: string, clusterDir: string, port: number, account: Account | null): Promise<() => Promise<void>> {
+async function runPostgres(
+  bin: string,
+  clusterDir: string,
+  port: number,
+  account: Account | null,
+): Promise<() => Promise<void>> {
   const file = path.join(bin, 'postgres');
   const flags = ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'lc_messages=C'];
   const child = spawnAs(file, ['-D', clusterDir, '-p', String(port), ...flags], account);
@@ -385,8 +442,14 @@ async function runPostgres(bin: string, clusterDir: string, port: number, accoun
     });
     child.once('error', (error) => reject(cannotRun(file, error)));
     child.once('close', () => {
-      const taken = log.includes('Address already in use') ? ` (port ${port} of 127.0.0.1 is taken: free it or pick another)` : '';
-      reject(new EmbeddedPostgresError(`Embedded PostgreSQL in ${clusterDir} did not start: ${lastMeaningfulLine(log)}${taken}`));
+      const taken = log.includes('Address already in use')
+        ? ` (port ${port} of 127.0.0.1 is taken: free it or pick another)`
+        : '';
+      reject(
+        new EmbeddedPostgresError(
+          `Embedded PostgreSQL in ${clusterDir} did not start: ${lastMeaningfulLine(log)}${taken}`,
+        ),
+      );
     });
   });
   // Never outlive the process that started it, however that process ends (but for SIGKILL:
@@ -401,9 +464,12 @@ async function runPostgres(bin: string, clusterDir: string, port: number, accoun
 }
 
 function cannotRun(file: string, error: Error): EmbeddedPostgresError {
-  return new EmbeddedPostgresError(`Embedded PostgreSQL: cannot run ${file} (${String(errorCode(error) ?? error.message)}); run npm ci to reinstall it`, {
-    cause: error,
-  });
+  return new EmbeddedPostgresError(
+    `Embedded PostgreSQL: cannot run ${file} (${String(errorCode(error) ?? error.message)}); run npm ci to reinstall it`,
+    {
+      cause: error,
+    },
+  );
 }
 
 /** The last FATAL/ERROR line of postgres or initdb, else the last line, without the log prefix. */
@@ -412,7 +478,8 @@ function lastMeaningfulLine(output: string): string {
     .split('\n')
     .map((line) => line.trim())
     .filter(Boolean);
-  const line = lines.findLast((candidate) => /\b(PANIC|FATAL|ERROR|error):/.test(candidate)) ?? lines.at(-1) ?? 'no output';
+  const line =
+    lines.findLast((candidate) => /\b(PANIC|FATAL|ERROR|error):/.test(candidate)) ?? lines.at(-1) ?? 'no output';
   return line.replace(/^.*?\b(PANIC|FATAL|ERROR):\s*/, '$1: ');
 }
 

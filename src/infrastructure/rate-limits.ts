@@ -73,7 +73,12 @@ export class NoRateLimits extends RateLimits {
 function limiter(keyPrefix: string, points: number, redis: Redis | null): RateLimiterAbstract {
   const options = { keyPrefix, points, duration: 60 };
   if (redis === null) return new RateLimiterMemory(options);
-  return new RateLimiterRedis({ ...options, storeClient: redis, rejectIfRedisNotReady: true, insuranceLimiter: new RateLimiterMemory(options) });
+  return new RateLimiterRedis({
+    ...options,
+    storeClient: redis,
+    rejectIfRedisNotReady: true,
+    insuranceLimiter: new RateLimiterMemory(options),
+  });
 }
 
 async function hit(limiter: RateLimiterAbstract, key: string): Promise<number | null> {
@@ -94,5 +99,11 @@ async function hit(limiter: RateLimiterAbstract, key: string): Promise<number | 
 export const REDIS_COMMAND_TIMEOUT_MS = 250;
 
 export function connectRedis(url: string): Redis {
-  return new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2000, commandTimeout: REDIS_COMMAND_TIMEOUT_MS, lazyConnect: false });
+  return new Redis(url, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    connectTimeout: 2000,
+    commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
+    lazyConnect: false,
+  });
 }

@@ -9,11 +9,15 @@ import { PET_STATUSES, type PetStatus } from '../domain/pet-status.js';
 /** bigint arrives as a string; a value a JSON number cannot carry exactly is refused, never rounded. */
 export function fromBigint(value: unknown): number {
   const number = typeof value === 'string' || typeof value === 'number' ? Number(value) : Number.NaN;
-  if (!Number.isSafeInteger(number)) throw new Error(`bigint ${String(value)} exceeds 2^53-1 and cannot be returned exactly`);
+  if (!Number.isSafeInteger(number))
+    throw new Error(`bigint ${String(value)} exceeds 2^53-1 and cannot be returned exactly`);
   return number;
 }
 
-const safeBigint: ValueTransformer = { to: (value: unknown) => value, from: (value: unknown) => (value === null ? null : fromBigint(value)) };
+const safeBigint: ValueTransformer = {
+  to: (value: unknown) => value,
+  from: (value: unknown) => (value === null ? null : fromBigint(value)),
+};
 
 export type PetRecord = { id: number; name: string; categoryId: number; status: PetStatus };
 

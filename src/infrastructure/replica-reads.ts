@@ -98,7 +98,11 @@ export class ReplicaSet {
     }
     state.lagMs = lagMs;
     const usable = lagMs <= this.options.maxLagMs;
-    this.setUsable(state, usable, usable ? 'answers within the lag bound' : `lags more than ${this.options.maxLagMs} ms`);
+    this.setUsable(
+      state,
+      usable,
+      usable ? 'answers within the lag bound' : `lags more than ${this.options.maxLagMs} ms`,
+    );
   }
 
   /** now - the time of the newest primary position the replica has replayed past. */
@@ -134,13 +138,17 @@ export class ReplicaSet {
   withinDeadline<T>(work: Promise<T>): Promise<T> {
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer within ${this.options.readDeadlineMs} ms`)), this.options.readDeadlineMs);
+      timer = setTimeout(
+        () => reject(new Error(`no answer within ${this.options.readDeadlineMs} ms`)),
+        this.options.readDeadlineMs,
+      );
     });
     return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
   }
 
   private setUsable(state: State, usable: boolean, reason: string): void {
-    if (state.usable !== usable) this.log(`Replica ${state.replica.name} ${usable ? 'serves reads again' : 'taken out of reads'}: ${reason}`);
+    if (state.usable !== usable)
+      this.log(`Replica ${state.replica.name} ${usable ? 'serves reads again' : 'taken out of reads'}: ${reason}`);
     state.usable = usable;
   }
 }
@@ -180,7 +188,10 @@ export class ReplicaRoutingPetRepository extends PetRepository {
     try {
       return await this.replicas.withinDeadline(read(replica.pets));
     } catch (error) {
-      const reason = error instanceof StoreUnavailableError ? 'a read found it unavailable' : `a read failed: ${error instanceof Error ? error.message : String(error)}`;
+      const reason =
+        error instanceof StoreUnavailableError
+          ? 'a read found it unavailable'
+          : `a read failed: ${error instanceof Error ? error.message : String(error)}`;
       this.replicas.takeOut(replica.name, reason);
       return null;
     }

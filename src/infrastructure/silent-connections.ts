@@ -16,7 +16,8 @@ import type pg from 'pg';
  */
 export function dropSilentConnections(pool: pg.Pool, silenceMs: number, onDropped: (count: number) => void): void {
   const idle = new Set<pg.PoolClient>();
-  const socketOf = (client: pg.PoolClient): Socket | null => (client.connection.stream instanceof Socket ? client.connection.stream : null);
+  const socketOf = (client: pg.PoolClient): Socket | null =>
+    client.connection.stream instanceof Socket ? client.connection.stream : null;
 
   const dropSilent = (silent: pg.PoolClient): void => {
     const suspects = [silent, ...idle];

@@ -5,7 +5,8 @@ import { StoreUnavailableError } from '../domain/errors.js';
 // 57014 statement timeout (an overloaded server), 55P03 lock_timeout (a lock held too long).
 const UNAVAILABLE_SQLSTATE = /^(08|53|57P0[1-5]|57014|55P03)/;
 // What pg and TypeORM say, without a code, when the server is gone or never answered.
-const UNAVAILABLE_MESSAGE = /Connection terminated|timeout exceeded when trying to connect|not queryable|Connection is not established|Driver not Connected|Query read timeout|ECONNREFUSED|ECONNRESET/;
+const UNAVAILABLE_MESSAGE =
+  /Connection terminated|timeout exceeded when trying to connect|not queryable|Connection is not established|Driver not Connected|Query read timeout|ECONNREFUSED|ECONNRESET/;
 
 /** True when an error from pg or TypeORM means the store did not answer. */
 export function isUnavailable(error: unknown): boolean {

@@ -28,7 +28,10 @@ export class TypeOrmApiKeys extends ApiKeys {
     super();
     this.environmentHashes = environmentKeys.map(sha256);
     // lru-cache reads a ttl of 0 as "never expires": 0 seconds means no cache at all.
-    this.verdicts = cache.seconds > 0 ? new LRUCache({ max: cache.maxEntries, ttl: cache.seconds * 1000, ttlResolution: 0, perf: { now } }) : null;
+    this.verdicts =
+      cache.seconds > 0
+        ? new LRUCache({ max: cache.maxEntries, ttl: cache.seconds * 1000, ttlResolution: 0, perf: { now } })
+        : null;
   }
 
   /** The caller id is the key's SHA-256 (hex), never the key. */
@@ -49,7 +52,8 @@ export class TypeOrmApiKeys extends ApiKeys {
     const id = hash.toString('hex');
     // Compare against every environment key without stopping early: the time says nothing about the key.
     let fromEnvironment = false;
-    for (const candidate of this.environmentHashes) fromEnvironment = timingSafeEqual(hash, candidate) || fromEnvironment;
+    for (const candidate of this.environmentHashes)
+      fromEnvironment = timingSafeEqual(hash, candidate) || fromEnvironment;
     // Keyed by the hash, so the cache lookup's timing says nothing about the key either.
     return fromEnvironment || this.verdicts?.get(id) === true ? id : null;
   }
@@ -68,8 +72,11 @@ export class TypeOrmApiKeys extends ApiKeys {
   }
 
   async revoke(id: number): Promise<RevokeResult> {
-    const { affected } = await translateStoreErrors(() => this.records.update({ id, revokedAt: IsNull() }, { revokedAt: () => 'now()' }));
-    if (affected === 0) return (await translateStoreErrors(() => this.records.existsBy({ id }))) ? 'already_revoked' : 'not_found';
+    const { affected } = await translateStoreErrors(() =>
+      this.records.update({ id, revokedAt: IsNull() }, { revokedAt: () => 'now()' }),
+    );
+    if (affected === 0)
+      return (await translateStoreErrors(() => this.records.existsBy({ id }))) ? 'already_revoked' : 'not_found';
     // This instance forgets at once; the others within the cache's seconds.
     this.verdicts?.clear();
     return 'revoked';

@@ -27,9 +27,16 @@ export class TypeOrmIdempotencyStore extends IdempotencyStore {
     super();
   }
 
-  async once(request: IdempotentCreate, create: (pets: PetRepository) => Promise<Pet>): Promise<{ pet: Pet; replayed: boolean }> {
+  async once(
+    request: IdempotentCreate,
+    create: (pets: PetRepository) => Promise<Pet>,
+  ): Promise<{ pet: Pet; replayed: boolean }> {
     try {
-      return await translateStoreErrors(() => this.inTransaction(request, (pets) => create(pets).catch((error: unknown) => Promise.reject(new CreateFailed(error)))));
+      return await translateStoreErrors(() =>
+        this.inTransaction(request, (pets) =>
+          create(pets).catch((error: unknown) => Promise.reject(new CreateFailed(error))),
+        ),
+      );
     } catch (error) {
       // The create's own failure (an outage already translated, ...) goes out unchanged.
       if (error instanceof CreateFailed) throw error.failure;
@@ -37,11 +44,16 @@ export class TypeOrmIdempotencyStore extends IdempotencyStore {
     }
   }
 
-  private inTransaction(request: IdempotentCreate, create: (pets: PetRepository) => Promise<Pet>): Promise<{ pet: Pet; replayed: boolean }> {
+  private inTransaction(
+    request: IdempotentCreate,
+    create: (pets: PetRepository) => Promise<Pet>,
+  ): Promise<{ pet: Pet; replayed: boolean }> {
     return this.dataSource.transaction(async (manager) => {
       // A second request while the first is in flight gets 409 at once instead of queueing
       // behind it. Released by COMMIT or ROLLBACK.
-      const [lock] = await manager.query(`SELECT pg_try_advisory_xact_lock($1::bigint) AS acquired`, [lockIdOf(request)]);
+      const [lock] = await manager.query(`SELECT pg_try_advisory_xact_lock($1::bigint) AS acquired`, [
+        lockIdOf(request),
+      ]);
       if (!isRecord(lock) || lock.acquired !== true) throw new IdempotencyConflictError();
 
       const pets = new TypeOrmPetRepository(manager.getRepository(PetRecord));
@@ -52,14 +64,17 @@ export class TypeOrmIdempotencyStore extends IdempotencyStore {
       if (isRecord(previous)) {
         if (previous.fingerprint !== request.fingerprint) throw new IdempotencyKeyReusedError();
         const pet = await pets.findById(Number(previous.pet_id));
-        if (pet === null) throw new Error(`idempotency record points at pet ${String(previous.pet_id)}, which does not exist`);
+        if (pet === null)
+          throw new Error(`idempotency record points at pet ${String(previous.pet_id)}, which does not exist`);
         return { pet, replayed: true };
       }
 
       // Expired records go as new ones arrive (at most 100 at a time, more than the one added),
       // so the table stays bounded with no scheduled job. Before the create: from the pet's
       // insert to COMMIT, other creates wait (see TypeOrmPetRepository).
-      await manager.query(`DELETE FROM idempotency_keys WHERE ctid IN (SELECT ctid FROM idempotency_keys WHERE expires_at <= now() LIMIT 100)`);
+      await manager.query(
+        `DELETE FROM idempotency_keys WHERE ctid IN (SELECT ctid FROM idempotency_keys WHERE expires_at <= now() LIMIT 100)`,
+      );
       const pet = await create(pets);
       await manager.query(
         `INSERT INTO idempotency_keys (caller, key, fingerprint, pet_id, expires_at) VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5))

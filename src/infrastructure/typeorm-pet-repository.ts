@@ -42,7 +42,9 @@ export class TypeOrmPetRepository extends PetRepository {
   }
 
   list({ status, afterId = 0, limit }: PetListQuery): Promise<Pet[]> {
-    return status === undefined ? this.select(PAGE, [afterId, limit]) : this.select(PAGE_WITH_STATUS, [status, afterId, limit]);
+    return status === undefined
+      ? this.select(PAGE, [afterId, limit])
+      : this.select(PAGE_WITH_STATUS, [status, afterId, limit]);
   }
 
   private select(sql: string, parameters: unknown[]): Promise<Pet[]> {
@@ -60,5 +62,10 @@ function toPet(row: unknown): Pet {
   const name: unknown = Reflect.get(record, 'name');
   const status: unknown = Reflect.get(record, 'status');
   if (typeof name !== 'string' || !isPetStatus(status)) throw new Error('pets row of an unexpected shape');
-  return { id: fromBigint(Reflect.get(record, 'id')), name, categoryId: fromBigint(Reflect.get(record, 'category_id')), status };
+  return {
+    id: fromBigint(Reflect.get(record, 'id')),
+    name,
+    categoryId: fromBigint(Reflect.get(record, 'category_id')),
+    status,
+  };
 }

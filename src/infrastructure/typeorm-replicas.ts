@@ -19,7 +19,11 @@ export class TypeOrmReplicas {
   readonly set: ReplicaSet;
   private readonly replicas: PgReplica[];
 
-  constructor(primary: DataSource, urls: string[], options: { maxLagSeconds: number; schema?: string; log?: (line: string) => void }) {
+  constructor(
+    primary: DataSource,
+    urls: string[],
+    options: { maxLagSeconds: number; schema?: string; log?: (line: string) => void },
+  ) {
     this.replicas = urls.map((url) => new PgReplica(url, options.schema));
     const primaryLsn = async (): Promise<string> => {
       const rows: unknown = await primary.query('SELECT pg_current_wal_lsn()::text AS lsn');
@@ -28,7 +32,11 @@ export class TypeOrmReplicas {
       if (typeof lsn !== 'string') throw new Error('the primary gave no WAL position');
       return lsn;
     };
-    this.set = new ReplicaSet(primaryLsn, this.replicas, { maxLagMs: options.maxLagSeconds * 1000, readDeadlineMs: REPLICA_READ_DEADLINE_MS, log: options.log });
+    this.set = new ReplicaSet(primaryLsn, this.replicas, {
+      maxLagMs: options.maxLagSeconds * 1000,
+      readDeadlineMs: REPLICA_READ_DEADLINE_MS,
+      log: options.log,
+    });
   }
 
   get none(): boolean {
@@ -73,7 +81,11 @@ class PgReplica implements Replica {
     const options = dataSourceOptions(this.url, this.schema);
     // The primary's pool settings, with waits short enough for the read deadline: a replica that
     // does not answer is given up on, and the read goes to the primary.
-    const extra = { ...options.extra, connectionTimeoutMillis: REPLICA_READ_DEADLINE_MS, statement_timeout: REPLICA_READ_DEADLINE_MS };
+    const extra = {
+      ...options.extra,
+      connectionTimeoutMillis: REPLICA_READ_DEADLINE_MS,
+      statement_timeout: REPLICA_READ_DEADLINE_MS,
+    };
     // Opened like the primary's, so that connections that go silent are dropped, not lent out again.
     const dataSource = await openDataSource({ ...options, extra, migrationsRun: false });
     this.dataSource = dataSource;
@@ -82,7 +94,11 @@ class PgReplica implements Replica {
 
   /** On a connection of its own, not the pool's: a pool whose connections hang would hang the check too. */
   async replayLsn(): Promise<string | null> {
-    const client = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: REPLICA_READ_DEADLINE_MS, query_timeout: REPLICA_READ_DEADLINE_MS });
+    const client = new pg.Client({
+      connectionString: this.url,
+      connectionTimeoutMillis: REPLICA_READ_DEADLINE_MS,
+      query_timeout: REPLICA_READ_DEADLINE_MS,
+    });
     client.on('error', () => undefined);
     try {
       await client.connect();

@@ -5,7 +5,16 @@ import { json, startServer, TEST_API_KEY, type TestServer } from '../support/ser
 // Debian's chromium (.ci/run installs it): test tools cannot download a browser here. The flags
 // keep it from reaching for the network, which this machine refuses.
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 let database: TestDatabase;
 let server: TestServer;
@@ -17,7 +26,11 @@ beforeAll(async () => {
   database = await openTestDatabase();
   // The default, relative servers: "Try it out" calls whatever host and port the page came from.
   server = await startServer(database, { servers: { production: '/v1', staging: '/v1' } });
-  await fetch(`${server.url}/v1/pets`, { method: 'POST', headers: json, body: JSON.stringify({ name: 'Browser Rex', categoryId: 1 }) });
+  await fetch(`${server.url}/v1/pets`, {
+    method: 'POST',
+    headers: json,
+    body: JSON.stringify({ name: 'Browser Rex', categoryId: 1 }),
+  });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
   page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
   page.on('console', (message) => message.type() === 'error' && consoleErrors.push(message.text()));
@@ -36,13 +49,22 @@ describe('Swagger UI at /docs', () => {
 
     // Swagger UI gives a deprecated operation's path its own class, and strikes it through.
     const operations = await page.locator('.opblock-summary-path, .opblock-summary-path__deprecated').allInnerTexts();
-    expect(operations.map((path) => path.replace(/\u200b/g, '').trim()).sort()).toEqual(['/pets', '/pets', '/pets/{petId}']);
-    expect(await page.locator('.opblock-deprecated .opblock-summary-path__deprecated').innerText()).toContain('/pets/{petId}');
+    expect(operations.map((path) => path.replace(/\u200b/g, '').trim()).sort()).toEqual([
+      '/pets',
+      '/pets',
+      '/pets/{petId}',
+    ]);
+    expect(await page.locator('.opblock-deprecated .opblock-summary-path__deprecated').innerText()).toContain(
+      '/pets/{petId}',
+    );
     expect(consoleErrors).toEqual([]);
   });
 
   it('lists pets through "Try it out" with a bearer key', async () => {
-    await page.getByRole('button', { name: /authorize/i }).first().click();
+    await page
+      .getByRole('button', { name: /authorize/i })
+      .first()
+      .click();
     await page.locator('#auth-bearer-value').fill(TEST_API_KEY);
     await page.locator('.modal-ux button.authorize').click();
     await page.locator('.modal-ux button.btn-done').click();
@@ -54,7 +76,9 @@ describe('Swagger UI at /docs', () => {
     const responseBody = listPets.locator('.live-responses-table tr.response .response-col_description pre').first();
     await responseBody.waitFor();
 
-    expect(await listPets.locator('.live-responses-table tr.response .response-col_status').first().innerText()).toContain('200');
+    expect(
+      await listPets.locator('.live-responses-table tr.response .response-col_status').first().innerText(),
+    ).toContain('200');
     expect(await responseBody.innerText()).toContain('Browser Rex');
     // Outside the tracked tree: running the tests leaves the working tree clean.
     await page.screenshot({ path: 'test-results/swagger-ui.png', fullPage: true });

@@ -1,6 +1,15 @@
 import pg from 'pg';
 import { getFrom } from '../support/from-address.js';
-import { balancerServers, cluster, type ClusterEnv, idempotentCreates, mixedLoad, readClusterEnv, sleep, until } from '../support/cluster.js';
+import {
+  balancerServers,
+  cluster,
+  type ClusterEnv,
+  idempotentCreates,
+  mixedLoad,
+  readClusterEnv,
+  sleep,
+  until,
+} from '../support/cluster.js';
 
 // The whole topology (scripts/cluster/cluster.sh: HAProxy, 3 instances, PostgreSQL primary and
 // streaming replica, Redis), measured through the balancer under steady load. The figures are
@@ -36,70 +45,102 @@ async function primaryQuery<T>(sql: string, parameters: unknown[] = []): Promise
 }
 
 describe('client addresses behind the balancer', () => {
-  it('blocks the address that sent wrong keys, not every client of the balancer; forged X-Forwarded-For straight to an instance changes nothing', async () => {
-    const viaBalancer = `${env.balancerUrl}/v1/pets`;
-    let tries = 0;
-    for (let status = 0; status !== 429; tries++) {
-      if (tries > 40) throw new Error('127.0.0.2 was never limited');
-      status = (await getFrom('127.0.0.2', viaBalancer, { Authorization: `Bearer wrong-${tries}` })).status;
-    }
-    report(`127.0.0.2 got 429 after ${tries} wrong keys through the balancer`);
+  it(
+    'blocks the address that sent wrong keys, not every client of the balancer; forged X-Forwarded-For straight to an instance changes nothing',
+    async () => {
+      const viaBalancer = `${env.balancerUrl}/v1/pets`;
+      let tries = 0;
+      for (let status = 0; status !== 429; tries++) {
+        if (tries > 40) throw new Error('127.0.0.2 was never limited');
+        status = (await getFrom('127.0.0.2', viaBalancer, { Authorization: `Bearer wrong-${tries}` })).status;
+      }
+      report(`127.0.0.2 got 429 after ${tries} wrong keys through the balancer`);
 
-    expect((await getFrom('127.0.0.3', viaBalancer, { Authorization: 'Bearer wrong' })).status).toBe(401);
-    // Straight to an instance, which trusts only the balancer's address (127.0.0.1): the blocked
-    // client cannot claim to be someone else, and another client cannot claim to be it.
-    const direct = `http://127.0.0.1:${env.instancePorts[0]}/v1/pets`;
-    expect((await getFrom('127.0.0.2', direct, { Authorization: 'Bearer wrong', 'X-Forwarded-For': '127.0.0.9' })).status).toBe(429);
-    expect((await getFrom('127.0.0.3', direct, { Authorization: 'Bearer wrong', 'X-Forwarded-For': '127.0.0.2' })).status).toBe(401);
-  }, MINUTES);
+      expect((await getFrom('127.0.0.3', viaBalancer, { Authorization: 'Bearer wrong' })).status).toBe(401);
+      // Straight to an instance, which trusts only the balancer's address (127.0.0.1): the blocked
+      // client cannot claim to be someone else, and another client cannot claim to be it.
+      const direct = `http://127.0.0.1:${env.instancePorts[0]}/v1/pets`;
+      expect(
+        (await getFrom('127.0.0.2', direct, { Authorization: 'Bearer wrong', 'X-Forwarded-For': '127.0.0.9' })).status,
+      ).toBe(429);
+      expect(
+        (await getFrom('127.0.0.3', direct, { Authorization: 'Bearer wrong', 'X-Forwarded-For': '127.0.0.2' })).status,
+      ).toBe(401);
+    },
+    MINUTES,
+  );
 });
 
 describe('instances come and go under steady load', () => {
-  it('a rolling restart of every instance fails no request', async () => {
-    const load = mixedLoad(env.balancerUrl, env.apiKey, 12);
-    await sleep(1000);
-    for (let i = 1; i <= env.instancePorts.length; i++) {
-      const stopped = performance.now();
-      // SIGTERM: /readyz turns 503 for SHUTDOWN_DELAY_SECONDS (2 s) while the instance still serves;
-      // the balancer takes it out after two failed checks (0.5 s apart), then it drains and exits.
-      await cluster('stop-instance', String(i));
-      await cluster('start-instance', String(i));
-      const back = await until(async () => (await balancerServers()).get(`app${i}`) === true, 10_000, `app${i} back in the balancer`);
-      report(`instance ${i}: stopped, restarted and back in the balancer after ${Math.round(performance.now() - stopped)} ms (${Math.round(back)} ms of checks)`);
-    }
-    await sleep(1000);
-    const outcomes = await load.stop();
+  it(
+    'a rolling restart of every instance fails no request',
+    async () => {
+      const load = mixedLoad(env.balancerUrl, env.apiKey, 12);
+      await sleep(1000);
+      for (let i = 1; i <= env.instancePorts.length; i++) {
+        const stopped = performance.now();
+        // SIGTERM: /readyz turns 503 for SHUTDOWN_DELAY_SECONDS (2 s) while the instance still serves;
+        // the balancer takes it out after two failed checks (0.5 s apart), then it drains and exits.
+        await cluster('stop-instance', String(i));
+        await cluster('start-instance', String(i));
+        const back = await until(
+          async () => (await balancerServers()).get(`app${i}`) === true,
+          10_000,
+          `app${i} back in the balancer`,
+        );
+        report(
+          `instance ${i}: stopped, restarted and back in the balancer after ${Math.round(performance.now() - stopped)} ms (${Math.round(back)} ms of checks)`,
+        );
+      }
+      await sleep(1000);
+      const outcomes = await load.stop();
 
-    report(`rolling restart: ${outcomes.ok} requests answered, ${outcomes.failed} failed ${JSON.stringify([...outcomes.statuses])}`);
-    expect(outcomes.ok).toBeGreaterThan(500);
-    expect(outcomes.failed).toBe(0);
-  }, 3 * MINUTES);
+      report(
+        `rolling restart: ${outcomes.ok} requests answered, ${outcomes.failed} failed ${JSON.stringify([...outcomes.statuses])}`,
+      );
+      expect(outcomes.ok).toBeGreaterThan(500);
+      expect(outcomes.failed).toBe(0);
+    },
+    3 * MINUTES,
+  );
 
-  it('kill -9 of an instance: the balancer stops sending to it at once, and retried idempotent creates lose and duplicate nothing', async () => {
-    const creates = idempotentCreates(env.balancerUrl, env.apiKey, 12, 'kill');
-    await sleep(1500);
-    await cluster('kill-instance', '2');
-    const killed = performance.now();
-    const outMs = await until(async () => (await balancerServers()).get('app2') === false, 5_000, 'app2 out of the balancer');
-    report(`kill -9 of instance 2: out of the balancer after ${Math.round(outMs)} ms (check interval 500 ms, fall 2)`);
-    await sleep(2000);
-    const result = await creates.stop();
-    await cluster('start-instance', '2');
-    await until(async () => (await balancerServers()).get('app2') === true, 10_000, 'app2 back in the balancer');
+  it(
+    'kill -9 of an instance: the balancer stops sending to it at once, and retried idempotent creates lose and duplicate nothing',
+    async () => {
+      const creates = idempotentCreates(env.balancerUrl, env.apiKey, 12, 'kill');
+      await sleep(1500);
+      await cluster('kill-instance', '2');
+      const killed = performance.now();
+      const outMs = await until(
+        async () => (await balancerServers()).get('app2') === false,
+        5_000,
+        'app2 out of the balancer',
+      );
+      report(
+        `kill -9 of instance 2: out of the balancer after ${Math.round(outMs)} ms (check interval 500 ms, fall 2)`,
+      );
+      await sleep(2000);
+      const result = await creates.stop();
+      await cluster('start-instance', '2');
+      await until(async () => (await balancerServers()).get('app2') === true, 10_000, 'app2 back in the balancer');
 
-    const rows = await primaryQuery<{ id: string; name: string }>(`SELECT id, name FROM pets WHERE name LIKE 'kill %'`);
-    const byName = new Map<string, number[]>();
-    for (const row of rows) byName.set(row.name, [...(byName.get(row.name) ?? []), Number(row.id)]);
-    const duplicated = [...byName.values()].filter((ids) => ids.length > 1).length;
-    const lost = [...result.acknowledged].filter(([name, id]) => byName.get(name)?.[0] !== id).length;
-    const unacknowledged = [...byName.keys()].filter((name) => !result.acknowledged.has(name)).length;
-    report(
-      `kill -9: ${result.acknowledged.size} creates acknowledged (${result.retries} retries), ${result.gaveUp} gave up; ` +
-        `${lost} lost, ${duplicated} duplicated, ${unacknowledged} stored but never acknowledged; ${Math.round(performance.now() - killed)} ms after the kill`,
-    );
-    expect(result.acknowledged.size).toBeGreaterThan(100);
-    expect([result.gaveUp, lost, duplicated, unacknowledged]).toEqual([0, 0, 0, 0]);
-  }, 2 * MINUTES);
+      const rows = await primaryQuery<{ id: string; name: string }>(
+        `SELECT id, name FROM pets WHERE name LIKE 'kill %'`,
+      );
+      const byName = new Map<string, number[]>();
+      for (const row of rows) byName.set(row.name, [...(byName.get(row.name) ?? []), Number(row.id)]);
+      const duplicated = [...byName.values()].filter((ids) => ids.length > 1).length;
+      const lost = [...result.acknowledged].filter(([name, id]) => byName.get(name)?.[0] !== id).length;
+      const unacknowledged = [...byName.keys()].filter((name) => !result.acknowledged.has(name)).length;
+      report(
+        `kill -9: ${result.acknowledged.size} creates acknowledged (${result.retries} retries), ${result.gaveUp} gave up; ` +
+          `${lost} lost, ${duplicated} duplicated, ${unacknowledged} stored but never acknowledged; ${Math.round(performance.now() - killed)} ms after the kill`,
+      );
+      expect(result.acknowledged.size).toBeGreaterThan(100);
+      expect([result.gaveUp, lost, duplicated, unacknowledged]).toEqual([0, 0, 0, 0]);
+    },
+    2 * MINUTES,
+  );
 });
 
 /** SELECTs a server has committed: on a standby, the reads it served. */
@@ -115,59 +156,76 @@ async function transactionsOn(url: string): Promise<number> {
 }
 
 describe('reads on the streaming replica', () => {
-  it('read-your-writes: 1,000 creates each followed at once by a GET of the new pet, through the balancer, give 0 404s', async () => {
-    const headers = { Authorization: `Bearer ${env.apiKey}`, 'Content-Type': 'application/json' };
-    const replicaBefore = await transactionsOn(env.replicaUrl);
-    const statuses = new Map<number, number>();
-    await Promise.all(
-      Array.from({ length: 10 }, async (_, client) => {
-        for (let i = 0; i < 100; i++) {
-          const created = await fetch(`${env.balancerUrl}/v1/pets`, { method: 'POST', headers, body: JSON.stringify({ name: `ryw ${client}-${i}`, categoryId: 3 }) });
-          const pet = (await created.json()) as { id: number };
-          const got = await fetch(`${env.balancerUrl}/v1/pets/${pet.id}`, { headers });
-          await got.arrayBuffer();
-          statuses.set(got.status, (statuses.get(got.status) ?? 0) + 1);
+  it(
+    'read-your-writes: 1,000 creates each followed at once by a GET of the new pet, through the balancer, give 0 404s',
+    async () => {
+      const headers = { Authorization: `Bearer ${env.apiKey}`, 'Content-Type': 'application/json' };
+      const replicaBefore = await transactionsOn(env.replicaUrl);
+      const statuses = new Map<number, number>();
+      await Promise.all(
+        Array.from({ length: 10 }, async (_, client) => {
+          for (let i = 0; i < 100; i++) {
+            const created = await fetch(`${env.balancerUrl}/v1/pets`, {
+              method: 'POST',
+              headers,
+              body: JSON.stringify({ name: `ryw ${client}-${i}`, categoryId: 3 }),
+            });
+            const pet = (await created.json()) as { id: number };
+            const got = await fetch(`${env.balancerUrl}/v1/pets/${pet.id}`, { headers });
+            await got.arrayBuffer();
+            statuses.set(got.status, (statuses.get(got.status) ?? 0) + 1);
+          }
+        }),
+      );
+      const replicaReads = (await transactionsOn(env.replicaUrl)) - replicaBefore;
+
+      report(
+        `read-your-writes: 1,000 create + GET: ${JSON.stringify([...statuses])} (status, count); ${replicaReads} transactions on the replica meanwhile`,
+      );
+      expect([...statuses]).toEqual([[200, 1000]]);
+      // The GETs did go to the replica (and found most pets there), not all to the primary.
+      expect(replicaReads).toBeGreaterThan(500);
+    },
+    2 * MINUTES,
+  );
+
+  it(
+    'replica stopped and started again: every read answered, none 5xx, none waiting beyond the 1 s bound',
+    async () => {
+      const headers = { Authorization: `Bearer ${env.apiKey}` };
+      const [known] = await primaryQuery<{ id: string }>('SELECT id FROM pets ORDER BY id LIMIT 1');
+      let stopping = false;
+      const statuses = new Map<string, number>();
+      let slowest = 0;
+      let reads = 0;
+      const clients = Array.from({ length: 8 }, async (_, client) => {
+        while (!stopping) {
+          const started = performance.now();
+          const url =
+            client % 2 === 0 ? `${env.balancerUrl}/v1/pets?limit=10` : `${env.balancerUrl}/v1/pets/${known?.id}`;
+          const status = await fetch(url, { headers }).then(
+            async (response) => (await response.arrayBuffer(), String(response.status)),
+            (error: unknown) => `network: ${String(error)}`,
+          );
+          slowest = Math.max(slowest, performance.now() - started);
+          reads++;
+          statuses.set(status, (statuses.get(status) ?? 0) + 1);
         }
-      }),
-    );
-    const replicaReads = (await transactionsOn(env.replicaUrl)) - replicaBefore;
+      });
+      await sleep(1000);
+      await cluster('stop-replica');
+      await sleep(3000);
+      await cluster('start-replica');
+      await sleep(3000);
+      stopping = true;
+      await Promise.all(clients);
 
-    report(`read-your-writes: 1,000 create + GET: ${JSON.stringify([...statuses])} (status, count); ${replicaReads} transactions on the replica meanwhile`);
-    expect([...statuses]).toEqual([[200, 1000]]);
-    // The GETs did go to the replica (and found most pets there), not all to the primary.
-    expect(replicaReads).toBeGreaterThan(500);
-  }, 2 * MINUTES);
-
-  it('replica stopped and started again: every read answered, none 5xx, none waiting beyond the 1 s bound', async () => {
-    const headers = { Authorization: `Bearer ${env.apiKey}` };
-    const [known] = await primaryQuery<{ id: string }>('SELECT id FROM pets ORDER BY id LIMIT 1');
-    let stopping = false;
-    const statuses = new Map<string, number>();
-    let slowest = 0;
-    let reads = 0;
-    const clients = Array.from({ length: 8 }, async (_, client) => {
-      while (!stopping) {
-        const started = performance.now();
-        const url = client % 2 === 0 ? `${env.balancerUrl}/v1/pets?limit=10` : `${env.balancerUrl}/v1/pets/${known?.id}`;
-        const status = await fetch(url, { headers }).then(
-          async (response) => (await response.arrayBuffer(), String(response.status)),
-          (error: unknown) => `network: ${String(error)}`,
-        );
-        slowest = Math.max(slowest, performance.now() - started);
-        reads++;
-        statuses.set(status, (statuses.get(status) ?? 0) + 1);
-      }
-    });
-    await sleep(1000);
-    await cluster('stop-replica');
-    await sleep(3000);
-    await cluster('start-replica');
-    await sleep(3000);
-    stopping = true;
-    await Promise.all(clients);
-
-    report(`replica stop/start under read load: ${reads} reads ${JSON.stringify([...statuses])}, slowest ${Math.round(slowest)} ms`);
-    expect([...statuses.keys()]).toEqual(['200']);
-    expect(slowest).toBeLessThan(1000);
-  }, 2 * MINUTES);
+      report(
+        `replica stop/start under read load: ${reads} reads ${JSON.stringify([...statuses])}, slowest ${Math.round(slowest)} ms`,
+      );
+      expect([...statuses.keys()]).toEqual(['200']);
+      expect(slowest).toBeLessThan(1000);
+    },
+    2 * MINUTES,
+  );
 });

@@ -30,7 +30,9 @@ function list(server: TestServer, headers: Record<string, string>): Promise<Resp
 
 describe('rate limits', () => {
   it('answers 429 rate_limited with Retry-After once a key has used its requests for the minute', async () => {
-    const server = await serve({ rateLimits: new FlexibleRateLimits({ perKeyPerMinute: 5, failedAuthenticationsPerMinute: 100 }, null) });
+    const server = await serve({
+      rateLimits: new FlexibleRateLimits({ perKeyPerMinute: 5, failedAuthenticationsPerMinute: 100 }, null),
+    });
 
     const statuses = [];
     for (let i = 0; i < 5; i++) statuses.push((await list(server, authorized)).status);
@@ -40,13 +42,19 @@ describe('rate limits', () => {
     expect(limited.status).toBe(429);
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(Number(limited.headers.get('retry-after'))).toBeLessThanOrEqual(60);
-    expect(await limited.json()).toEqual({ code: 'rate_limited', message: expect.stringContaining('API key'), status: 429 });
+    expect(await limited.json()).toEqual({
+      code: 'rate_limited',
+      message: expect.stringContaining('API key'),
+      status: 429,
+    });
     // Another key has its own allowance.
     expect((await list(server, { Authorization: 'Bearer second-test-key-abcdefghijklmnop' })).status).toBe(200);
   });
 
   it('limits failed authentications per client address, so keys cannot be guessed at speed', async () => {
-    const server = await serve({ rateLimits: new FlexibleRateLimits({ perKeyPerMinute: 100, failedAuthenticationsPerMinute: 3 }, null) });
+    const server = await serve({
+      rateLimits: new FlexibleRateLimits({ perKeyPerMinute: 100, failedAuthenticationsPerMinute: 3 }, null),
+    });
 
     const statuses = [];
     for (let i = 0; i < 3; i++) statuses.push((await list(server, { Authorization: `Bearer guess-${i}` })).status);
@@ -55,16 +63,26 @@ describe('rate limits', () => {
     expect(statuses).toEqual([401, 401, 401]);
     expect(limited.status).toBe(429);
     expect(limited.headers.get('retry-after')).toMatch(/^\d+$/);
-    expect(await limited.json()).toEqual({ code: 'rate_limited', message: expect.stringContaining('failed authentications'), status: 429 });
+    expect(await limited.json()).toEqual({
+      code: 'rate_limited',
+      message: expect.stringContaining('failed authentications'),
+      status: 429,
+    });
     // A caller with a valid key is not the one being limited.
     expect((await list(server, authorized)).status).toBe(200);
   });
 
   it('answers an address over its failed-authentication limit without a database lookup, whatever key it tries next', async () => {
     const proxy = await startTcpProxy(database.url);
-    const server = await startServer({ url: proxy.url, schema: database.schema }, { rateLimits: new FlexibleRateLimits({ perKeyPerMinute: 100, failedAuthenticationsPerMinute: 2 }, null) });
+    const server = await startServer(
+      { url: proxy.url, schema: database.schema },
+      { rateLimits: new FlexibleRateLimits({ perKeyPerMinute: 100, failedAuthenticationsPerMinute: 2 }, null) },
+    );
     try {
-      const statuses = [(await list(server, { Authorization: 'Bearer guess-1' })).status, (await list(server, { Authorization: 'Bearer guess-2' })).status];
+      const statuses = [
+        (await list(server, { Authorization: 'Bearer guess-1' })).status,
+        (await list(server, { Authorization: 'Bearer guess-2' })).status,
+      ];
       await proxy.cut();
 
       const next = await list(server, { Authorization: 'Bearer guess-never-seen' });
@@ -87,10 +105,19 @@ describe('rate limits', () => {
     // The test key's counter may remain from an earlier run on the same Redis.
     await redisA.del(`petstore:key:${createHash('sha256').update(TEST_API_KEY).digest('hex')}`);
     try {
-      const a = await serve({ rateLimits: new FlexibleRateLimits({ perKeyPerMinute: 4, failedAuthenticationsPerMinute: 100 }, redisA) });
-      const b = await serve({ rateLimits: new FlexibleRateLimits({ perKeyPerMinute: 4, failedAuthenticationsPerMinute: 100 }, redisB) });
+      const a = await serve({
+        rateLimits: new FlexibleRateLimits({ perKeyPerMinute: 4, failedAuthenticationsPerMinute: 100 }, redisA),
+      });
+      const b = await serve({
+        rateLimits: new FlexibleRateLimits({ perKeyPerMinute: 4, failedAuthenticationsPerMinute: 100 }, redisB),
+      });
 
-      const statuses = [(await list(a, authorized)).status, (await list(b, authorized)).status, (await list(a, authorized)).status, (await list(b, authorized)).status];
+      const statuses = [
+        (await list(a, authorized)).status,
+        (await list(b, authorized)).status,
+        (await list(a, authorized)).status,
+        (await list(b, authorized)).status,
+      ];
       const fifth = await list(b, authorized);
 
       expect(statuses).toEqual([200, 200, 200, 200]);
@@ -132,7 +159,11 @@ describe('response headers a security review expects', () => {
   it('sends nosniff and no-store on API answers, and no X-Powered-By', async () => {
     const server = await serve();
 
-    for (const response of [await list(server, authorized), await list(server, {}), await fetch(`${server.url}/v1/nope`, { headers: authorized })]) {
+    for (const response of [
+      await list(server, authorized),
+      await list(server, {}),
+      await fetch(`${server.url}/v1/nope`, { headers: authorized }),
+    ]) {
       expect(response.headers.get('x-content-type-options')).toBe('nosniff');
       expect(response.headers.get('cache-control')).toBe('no-store');
       expect(response.headers.get('x-powered-by')).toBeNull();

@@ -11,8 +11,17 @@ const operations: [string, string, string | undefined][] = [
   ['GET', '/v1/pets/1', undefined],
 ];
 
-async function call(method: string, path: string, headers: Record<string, string> = {}, body?: string): Promise<Response> {
-  return fetch(`${service.server.url}${path}`, { method, headers: { 'Content-Type': 'application/json', ...headers }, body });
+async function call(
+  method: string,
+  path: string,
+  headers: Record<string, string> = {},
+  body?: string,
+): Promise<Response> {
+  return fetch(`${service.server.url}${path}`, {
+    method,
+    headers: { 'Content-Type': 'application/json', ...headers },
+    body,
+  });
 }
 
 describe.each(operations)('%s %s', (method, path, body) => {
@@ -32,12 +41,15 @@ describe.each(operations)('%s %s', (method, path, body) => {
     expect(await response.json()).toEqual(INVALID);
   });
 
-  it.each([['Basic dXNlcjpwYXNz'], ['Bearer'], ['Bearer '], [TEST_API_KEY], ['Token abc']])('answers 401 for Authorization: %s', async (header) => {
-    const response = await call(method, path, { Authorization: header }, body);
+  it.each([['Basic dXNlcjpwYXNz'], ['Bearer'], ['Bearer '], [TEST_API_KEY], ['Token abc']])(
+    'answers 401 for Authorization: %s',
+    async (header) => {
+      const response = await call(method, path, { Authorization: header }, body);
 
-    expect(response.status).toBe(401);
-    expect(await response.json()).toMatchObject({ code: 'unauthorized', status: 401 });
-  });
+      expect(response.status).toBe(401);
+      expect(await response.json()).toMatchObject({ code: 'unauthorized', status: 401 });
+    },
+  );
 });
 
 describe('a valid key', () => {
@@ -48,7 +60,9 @@ describe('a valid key', () => {
   });
 
   it('can be any of the keys in API_KEYS', async () => {
-    expect((await call('GET', '/v1/pets', { Authorization: 'Bearer second-test-key-abcdefghijklmnop' })).status).toBe(200);
+    expect((await call('GET', '/v1/pets', { Authorization: 'Bearer second-test-key-abcdefghijklmnop' })).status).toBe(
+      200,
+    );
   });
 });
 
@@ -62,7 +76,11 @@ describe('authentication comes before validation and lookup', () => {
     ['a non-JSON content type', 'text/plain', 'hello'],
     ['invalid fields', 'application/json', JSON.stringify({ name: '', categoryId: 'x' })],
   ])('answers 401, not 400/413/415, to a keyless POST with %s', async (_case, contentType, body) => {
-    const response = await fetch(`${service.server.url}/v1/pets`, { method: 'POST', headers: { 'Content-Type': contentType }, body });
+    const response = await fetch(`${service.server.url}/v1/pets`, {
+      method: 'POST',
+      headers: { 'Content-Type': contentType },
+      body,
+    });
 
     expect(response.status).toBe(401);
     expect(await response.json()).toEqual(MISSING);
@@ -86,7 +104,10 @@ describe('authentication comes before validation and lookup', () => {
 });
 
 describe('routes that need no key', () => {
-  it.each([['/healthz'], ['/readyz'], ['/openapi.json'], ['/openapi.yaml'], ['/docs']])('%s answers 200 without a key', async (path) => {
-    expect((await fetch(`${service.server.url}${path}`)).status).toBe(200);
-  });
+  it.each([['/healthz'], ['/readyz'], ['/openapi.json'], ['/openapi.yaml'], ['/docs']])(
+    '%s answers 200 without a key',
+    async (path) => {
+      expect((await fetch(`${service.server.url}${path}`)).status).toBe(200);
+    },
+  );
 });

@@ -22,7 +22,10 @@ describe('an oversized body', () => {
   });
 
   it('gets no 100 Continue when it asks for one: the 413 comes first', async () => {
-    const answer = await rawExchange(service.server.url, post([auth, json, 'Content-Length: 99999999', 'Expect: 100-continue']));
+    const answer = await rawExchange(
+      service.server.url,
+      post([auth, json, 'Content-Length: 99999999', 'Expect: 100-continue']),
+    );
 
     expect(answer.text).not.toContain('100 Continue');
     expect(answer.text).toMatch(/^HTTP\/1\.1 413 /);
@@ -31,7 +34,10 @@ describe('an oversized body', () => {
 
   it('is cut off once it passes 16 KiB when sent in chunks, and the connection closed', async () => {
     const chunk = `4000\r\n${'x'.repeat(0x4000)}\r\n`;
-    const answer = await rawExchange(service.server.url, post([auth, json, 'Transfer-Encoding: chunked'], `${chunk}${chunk}`));
+    const answer = await rawExchange(
+      service.server.url,
+      post([auth, json, 'Transfer-Encoding: chunked'], `${chunk}${chunk}`),
+    );
 
     expect(answer.text).toMatch(/^HTTP\/1\.1 413 /);
     expect(answer.closed).toBe(true);
@@ -49,9 +55,13 @@ describe('an oversized body', () => {
 describe('Expect: 100-continue on a body of allowed size', () => {
   it('gets 100 Continue, then the 201 once the body is sent', async () => {
     const body = JSON.stringify({ name: 'Rex', categoryId: 1 });
-    const answer = await rawExchange(service.server.url, post([auth, json, `Content-Length: ${body.length}`, 'Expect: 100-continue', 'Connection: close']), {
-      then: (text) => (text.startsWith('HTTP/1.1 100 Continue') ? body : null),
-    });
+    const answer = await rawExchange(
+      service.server.url,
+      post([auth, json, `Content-Length: ${body.length}`, 'Expect: 100-continue', 'Connection: close']),
+      {
+        then: (text) => (text.startsWith('HTTP/1.1 100 Continue') ? body : null),
+      },
+    );
 
     expect(answer.text).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 201 /);
   });

@@ -17,8 +17,16 @@ describe('cursors without CURSOR_SECRET', () => {
     const second = await startServer(database, { cursorSecret: null });
     let next = '';
     try {
-      for (let i = 0; i < 3; i++) await fetch(`${first.url}/v1/pets`, { method: 'POST', headers: json, body: JSON.stringify({ name: `pet ${i}`, categoryId: 1 }) });
-      next = /^<([^>]+)>; rel="next"$/.exec((await fetch(`${first.url}/v1/pets?limit=1`, { headers: authorized })).headers.get('link') ?? '')?.[1] ?? '';
+      for (let i = 0; i < 3; i++)
+        await fetch(`${first.url}/v1/pets`, {
+          method: 'POST',
+          headers: json,
+          body: JSON.stringify({ name: `pet ${i}`, categoryId: 1 }),
+        });
+      next =
+        /^<([^>]+)>; rel="next"$/.exec(
+          (await fetch(`${first.url}/v1/pets?limit=1`, { headers: authorized })).headers.get('link') ?? '',
+        )?.[1] ?? '';
 
       const elsewhere = await fetch(`${second.url}${next}`, { headers: authorized });
 

@@ -10,7 +10,11 @@ async function post(body: string, headers: Record<string, string> = json): Promi
 async function expectError(response: Response, status: number, code: string, message: string | RegExp): Promise<void> {
   expect(response.status).toBe(status);
   expect(response.headers.get('content-type')).toMatch(/^application\/json/);
-  expect(await response.json()).toEqual({ code, message: typeof message === 'string' ? expect.stringContaining(message) : expect.stringMatching(message), status });
+  expect(await response.json()).toEqual({
+    code,
+    message: typeof message === 'string' ? expect.stringContaining(message) : expect.stringMatching(message),
+    status,
+  });
 }
 
 describe('400 invalid_request on createPet', () => {
@@ -60,8 +64,18 @@ describe('400 invalid_request on createPet', () => {
   });
 
   it('refuses __proto__ keys without polluting anything', async () => {
-    await expectError(await post('{"name":"Rex","categoryId":1,"__proto__":{"admin":true}}'), 400, 'invalid_request', '__proto__');
-    await expectError(await post('{"name":"Rex","categoryId":1,"constructor":{"prototype":{"x":1}}}'), 400, 'invalid_request', 'constructor');
+    await expectError(
+      await post('{"name":"Rex","categoryId":1,"__proto__":{"admin":true}}'),
+      400,
+      'invalid_request',
+      '__proto__',
+    );
+    await expectError(
+      await post('{"name":"Rex","categoryId":1,"constructor":{"prototype":{"x":1}}}'),
+      400,
+      'invalid_request',
+      'constructor',
+    );
     expect(({} as Record<string, unknown>).admin).toBeUndefined();
     expect(await service.database.dataSource.query('SELECT count(*)::int AS n FROM pets')).toEqual([{ n: 0 }]);
   });
@@ -80,22 +94,51 @@ describe('400 invalid_request on createPet', () => {
 describe('hostile bodies found by the fuzz test', () => {
   const nested = (depth: number) => `{"name":${'['.repeat(depth)}${']'.repeat(depth)},"categoryId":1}`;
 
-  it.each([[null], ['key-1']])('answers 400, not 500, for a body nested thousands of levels deep (Idempotency-Key: %s)', async (idempotencyKey) => {
-    const headers = idempotencyKey === null ? json : { ...json, 'Idempotency-Key': idempotencyKey };
+  it.each([[null], ['key-1']])(
+    'answers 400, not 500, for a body nested thousands of levels deep (Idempotency-Key: %s)',
+    async (idempotencyKey) => {
+      const headers = idempotencyKey === null ? json : { ...json, 'Idempotency-Key': idempotencyKey };
 
-    await expectError(await post(nested(3000), headers), 400, 'invalid_request', 'nested more than 32 levels');
-    await expectError(await post(`{"x":${'['.repeat(3000)}${']'.repeat(3000)}}`, headers), 400, 'invalid_request', 'nested');
-  });
+      await expectError(await post(nested(3000), headers), 400, 'invalid_request', 'nested more than 32 levels');
+      await expectError(
+        await post(`{"x":${'['.repeat(3000)}${']'.repeat(3000)}}`, headers),
+        400,
+        'invalid_request',
+        'nested',
+      );
+    },
+  );
 
   it('answers 415 for UTF-16 and UTF-7 bodies instead of decoding them', async () => {
     const body = '{"name":"Rex+AOk-","categoryId":1}';
-    await expectError(await post(body, { ...authorized, 'Content-Type': 'application/json; charset=utf-7' }), 415, 'unsupported_media_type', 'charset');
-    await expectError(await post(body, { ...authorized, 'Content-Type': 'application/json; charset=UTF-16LE' }), 415, 'unsupported_media_type', 'charset');
-    expect((await post('{"name":"Rex","categoryId":1}', { ...authorized, 'Content-Type': 'application/json; charset="UTF-8"' })).status).toBe(201);
+    await expectError(
+      await post(body, { ...authorized, 'Content-Type': 'application/json; charset=utf-7' }),
+      415,
+      'unsupported_media_type',
+      'charset',
+    );
+    await expectError(
+      await post(body, { ...authorized, 'Content-Type': 'application/json; charset=UTF-16LE' }),
+      415,
+      'unsupported_media_type',
+      'charset',
+    );
+    expect(
+      (
+        await post('{"name":"Rex","categoryId":1}', {
+          ...authorized,
+          'Content-Type': 'application/json; charset="UTF-8"',
+        })
+      ).status,
+    ).toBe(201);
   });
 
   it('answers 400 for a body that is not valid UTF-8, instead of storing U+FFFD', async () => {
-    const response = await fetch(`${service.server.url}/v1/pets`, { method: 'POST', headers: json, body: Buffer.from([...Buffer.from('{"name":"R'), 0xff, 0xc0, ...Buffer.from('x","categoryId":1}')]) });
+    const response = await fetch(`${service.server.url}/v1/pets`, {
+      method: 'POST',
+      headers: json,
+      body: Buffer.from([...Buffer.from('{"name":"R'), 0xff, 0xc0, ...Buffer.from('x","categoryId":1}')]),
+    });
 
     await expectError(response, 400, 'invalid_request', 'UTF-8');
     expect(await service.database.dataSource.query('SELECT count(*)::int AS n FROM pets')).toEqual([{ n: 0 }]);
@@ -104,7 +147,11 @@ describe('hostile bodies found by the fuzz test', () => {
   it.each([
     ['an unknown method', 'FOO /v1/pets HTTP/1.1\r\nHost: x\r\n\r\n', 400],
     ['a raw byte not allowed in a path', 'GET /v1/pets/\xe9 HTTP/1.1\r\nHost: x\r\n\r\n', 400],
-    ['two different Content-Length headers', 'POST /v1/pets HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n{}', 400],
+    [
+      'two different Content-Length headers',
+      'POST /v1/pets HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n{}',
+      400,
+    ],
     ['a header section over 16 KiB', `GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-Huge: ${'h'.repeat(20_000)}\r\n\r\n`, 431],
   ])('answers %s, refused by Node before any route, with the Error body', async (_case, raw, status) => {
     const answer = await new Promise<string>((resolve, reject) => {
@@ -123,7 +170,9 @@ describe('hostile bodies found by the fuzz test', () => {
   });
 
   it('sends no ETag, so conditional requests never turn into 304s', async () => {
-    const response = await fetch(`${service.server.url}/v1/pets`, { headers: { ...authorized, 'If-None-Match': '*', 'If-Modified-Since': new Date().toUTCString() } });
+    const response = await fetch(`${service.server.url}/v1/pets`, {
+      headers: { ...authorized, 'If-None-Match': '*', 'If-Modified-Since': new Date().toUTCString() },
+    });
 
     expect(response.status).toBe(200);
     expect(response.headers.get('etag')).toBeNull();
@@ -140,43 +189,90 @@ describe('hostile bodies found by the fuzz test', () => {
 
 describe('413 and 415 on createPet', () => {
   it('answers 413 payload_too_large for a body over 16 KiB, and stores nothing', async () => {
-    await expectError(await post(JSON.stringify({ name: 'Rex', categoryId: 1, pad: 'x'.repeat(17_000) })), 413, 'payload_too_large', '16 KiB');
+    await expectError(
+      await post(JSON.stringify({ name: 'Rex', categoryId: 1, pad: 'x'.repeat(17_000) })),
+      413,
+      'payload_too_large',
+      '16 KiB',
+    );
     expect(await service.database.dataSource.query('SELECT count(*)::int AS n FROM pets')).toEqual([{ n: 0 }]);
   });
 
   it('reads a body just under 16 KiB (then judges its fields)', async () => {
-    await expectError(await post(JSON.stringify({ name: 'Rex', categoryId: 1, pad: 'x'.repeat(16_000) })), 400, 'invalid_request', '"pad" is not a known field');
+    await expectError(
+      await post(JSON.stringify({ name: 'Rex', categoryId: 1, pad: 'x'.repeat(16_000) })),
+      400,
+      'invalid_request',
+      '"pad" is not a known field',
+    );
   });
 
-  it.each([['text/plain'], ['application/x-www-form-urlencoded'], ['application/jsonx'], ['multipart/form-data; boundary=x']])(
-    'answers 415 unsupported_media_type for Content-Type %s',
-    async (contentType) => {
-      await expectError(await post('{"name":"Rex","categoryId":1}', { ...authorized, 'Content-Type': contentType }), 415, 'unsupported_media_type', 'application/json');
-    },
-  );
+  it.each([
+    ['text/plain'],
+    ['application/x-www-form-urlencoded'],
+    ['application/jsonx'],
+    ['multipart/form-data; boundary=x'],
+  ])('answers 415 unsupported_media_type for Content-Type %s', async (contentType) => {
+    await expectError(
+      await post('{"name":"Rex","categoryId":1}', { ...authorized, 'Content-Type': contentType }),
+      415,
+      'unsupported_media_type',
+      'application/json',
+    );
+  });
 
   it('answers 415 for a body without Content-Type', async () => {
-    await expectError(await post('{"name":"Rex","categoryId":1}', { ...authorized, 'Content-Type': '' }), 415, 'unsupported_media_type', 'application/json');
+    await expectError(
+      await post('{"name":"Rex","categoryId":1}', { ...authorized, 'Content-Type': '' }),
+      415,
+      'unsupported_media_type',
+      'application/json',
+    );
   });
 
   it('answers 415 for a charset JSON cannot be read in', async () => {
-    await expectError(await post('{"name":"Rex","categoryId":1}', { ...authorized, 'Content-Type': 'application/json; charset=latin1' }), 415, 'unsupported_media_type', 'charset');
+    await expectError(
+      await post('{"name":"Rex","categoryId":1}', {
+        ...authorized,
+        'Content-Type': 'application/json; charset=latin1',
+      }),
+      415,
+      'unsupported_media_type',
+      'charset',
+    );
   });
 });
 
 describe('any path', () => {
-  it.each([['GET', '/nope'], ['GET', '/v1/nope'], ['POST', '/v1/pets/1/photos'], ['GET', '/v2/pets'], ['GET', '/healthz/x'], ['POST', '/healthz'], ['GET', '/v1/healthz']])(
-    'answers %s %s with 404 not_found as JSON, naming the path as sent',
-    async (method, path) => {
-      await expectError(await fetch(`${service.server.url}${path}?q=1`, { method, headers: authorized }), 404, 'not_found', `No route for ${method} ${path}`);
-    },
-  );
+  it.each([
+    ['GET', '/nope'],
+    ['GET', '/v1/nope'],
+    ['POST', '/v1/pets/1/photos'],
+    ['GET', '/v2/pets'],
+    ['GET', '/healthz/x'],
+    ['POST', '/healthz'],
+    ['GET', '/v1/healthz'],
+  ])('answers %s %s with 404 not_found as JSON, naming the path as sent', async (method, path) => {
+    await expectError(
+      await fetch(`${service.server.url}${path}?q=1`, { method, headers: authorized }),
+      404,
+      'not_found',
+      `No route for ${method} ${path}`,
+    );
+  });
 
   it('answers a path that is not valid percent-encoding with a 400 Error body', async () => {
-    await expectError(await fetch(`${service.server.url}/v1/pets/%E0%A4%A`, { headers: authorized }), 400, 'invalid_request', 'percent-encoded');
+    await expectError(
+      await fetch(`${service.server.url}/v1/pets/%E0%A4%A`, { headers: authorized }),
+      400,
+      'invalid_request',
+      'percent-encoded',
+    );
   });
 
   it('does not announce the framework', async () => {
-    expect((await fetch(`${service.server.url}/v1/pets`, { headers: authorized })).headers.get('x-powered-by')).toBeNull();
+    expect(
+      (await fetch(`${service.server.url}/v1/pets`, { headers: authorized })).headers.get('x-powered-by'),
+    ).toBeNull();
   });
 });

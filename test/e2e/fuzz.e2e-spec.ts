@@ -26,7 +26,9 @@ const MAX_ID = Number.MAX_SAFE_INTEGER;
 const SECOND_KEY = 'second-test-key-abcdefghijklmnop';
 const STATUSES: readonly string[] = ['available', 'pending', 'sold'];
 /** NewPet.name's pattern in docs/openapi.json: the contract, not the code under test. */
-const NAME_PATTERN = new RegExp(String(JSON.parse(readFileSync('docs/openapi.json', 'utf8')).components.schemas.NewPet.properties.name.pattern));
+const NAME_PATTERN = new RegExp(
+  String(JSON.parse(readFileSync('docs/openapi.json', 'utf8')).components.schemas.NewPet.properties.name.pattern),
+);
 const SUNSET = 'Thu, 05 Dec 2030 00:00:00 GMT';
 const DEPRECATION = '@1795219200';
 const ERROR_CODES = new Map<number, string>([
@@ -52,7 +54,14 @@ type Pet = NewPetFields & { id: number };
 
 type CursorRef = { pool: number; tamper: boolean; sameStatus: boolean };
 type QueryParam = { name: string; value: string | CursorRef };
-type ListPlan = { op: 'list'; auth: Auth; path: string; params: QueryParam[]; rawQuery: string | null; extra: ExtraHeader[] };
+type ListPlan = {
+  op: 'list';
+  auth: Auth;
+  path: string;
+  params: QueryParam[];
+  rawQuery: string | null;
+  extra: ExtraHeader[];
+};
 
 type BodyPlan =
   /** A JSON object from raw key and value texts, in this order. */
@@ -78,7 +87,13 @@ type CreatePlan = {
   extra: ExtraHeader[];
 };
 /** A segment or path written `repeat` times (kept short in counterexamples). */
-type GetPlan = { op: 'get'; auth: Auth; id: { ledger: number } | { segment: string; repeat: number }; suffix: string; extra: ExtraHeader[] };
+type GetPlan = {
+  op: 'get';
+  auth: Auth;
+  id: { ledger: number } | { segment: string; repeat: number };
+  suffix: string;
+  extra: ExtraHeader[];
+};
 type OtherPlan = {
   op: 'other';
   auth: Auth;
@@ -110,13 +125,27 @@ type Built = {
 };
 
 const latin1 = (minLength: number, maxLength: number): fc.Arbitrary<string> =>
-  fc.string({ unit: fc.integer({ min: 0x20, max: 0xff }).filter((c) => c !== 0x7f).map((c) => String.fromCharCode(c)), minLength, maxLength });
+  fc.string({
+    unit: fc
+      .integer({ min: 0x20, max: 0xff })
+      .filter((c) => c !== 0x7f)
+      .map((c) => String.fromCharCode(c)),
+    minLength,
+    maxLength,
+  });
 
 const header = (name: string, value: string): Header => [name, value];
 const expand = (extra: ExtraHeader[]): Header[] => extra.map(([name, value, times]) => [name, value.repeat(times)]);
 
 const validAuth: fc.Arbitrary<Auth> = fc
-  .constantFrom(`Bearer ${TEST_API_KEY}`, `bearer ${TEST_API_KEY}`, `BEARER ${TEST_API_KEY}`, `BeArEr   ${TEST_API_KEY}`, `Bearer ${SECOND_KEY}`, `Bearer ${TEST_API_KEY}  `)
+  .constantFrom(
+    `Bearer ${TEST_API_KEY}`,
+    `bearer ${TEST_API_KEY}`,
+    `BEARER ${TEST_API_KEY}`,
+    `BeArEr   ${TEST_API_KEY}`,
+    `Bearer ${SECOND_KEY}`,
+    `Bearer ${TEST_API_KEY}  `,
+  )
   .map((value) => ({ headers: [header('Authorization', value)], valid: true }));
 
 const oddAuthorization = [
@@ -151,7 +180,10 @@ const invalidAuth: fc.Arbitrary<Auth> = fc.oneof(
   fc.constant<Auth>({ headers: [], valid: false }),
   fc.constantFrom(...oddAuthorization).map((value) => ({ headers: [header('Authorization', value)], valid: false })),
   // Two Authorization fields: fetch joins them into "a, b".
-  fc.constant<Auth>({ headers: [header('Authorization', `Bearer ${TEST_API_KEY}`), header('authorization', `Bearer ${TEST_API_KEY}`)], valid: false }),
+  fc.constant<Auth>({
+    headers: [header('Authorization', `Bearer ${TEST_API_KEY}`), header('authorization', `Bearer ${TEST_API_KEY}`)],
+    valid: false,
+  }),
   latin1(0, 80).map((token) => ({ headers: [header('Authorization', `Bearer ${token}`)], valid: false })),
   latin1(0, 80).map((value) => ({ headers: [header('Authorization', value)], valid: false })),
 );
@@ -202,7 +234,23 @@ const extraHeaders: fc.Arbitrary<ExtraHeader[]> = fc.oneof(
   { weight: 4, arbitrary: fc.array(oddHeader, { minLength: 1, maxLength: 3 }) },
 );
 
-const whitespace = ['\t', '\n', '\r', ' ', '\u000b', '\u000c', '\u00a0', '\u1680', '\u2000', '\u2028', '\u2029', '\u3000', '\ufeff', '\u200b', '\u0085'];
+const whitespace = [
+  '\t',
+  '\n',
+  '\r',
+  ' ',
+  '\u000b',
+  '\u000c',
+  '\u00a0',
+  '\u1680',
+  '\u2000',
+  '\u2028',
+  '\u2029',
+  '\u3000',
+  '\ufeff',
+  '\u200b',
+  '\u0085',
+];
 const boundaryNames = [
   '',
   'Rex',
@@ -233,19 +281,36 @@ const name: fc.Arbitrary<string> = fc.oneof(
   { weight: 4, arbitrary: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 40 }) },
   { weight: 3, arbitrary: fc.string({ unit: 'binary', minLength: 0, maxLength: 300 }) },
   { weight: 3, arbitrary: fc.constantFrom(...boundaryNames) },
-  { weight: 1, arbitrary: fc.tuple(fc.constantFrom('x', '😀', 'é', '\u{10ffff}'), fc.integer({ min: 250, max: 260 })).map(([unit, n]) => unit.repeat(n)) },
   {
     weight: 1,
     arbitrary: fc
-      .array(fc.oneof(fc.integer({ min: 0xd800, max: 0xdfff }).map((c) => String.fromCharCode(c)), fc.constantFrom('a', ' ', '\u0000', '😀')), { minLength: 1, maxLength: 8 })
+      .tuple(fc.constantFrom('x', '😀', 'é', '\u{10ffff}'), fc.integer({ min: 250, max: 260 }))
+      .map(([unit, n]) => unit.repeat(n)),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .array(
+        fc.oneof(
+          fc.integer({ min: 0xd800, max: 0xdfff }).map((c) => String.fromCharCode(c)),
+          fc.constantFrom('a', ' ', '\u0000', '😀'),
+        ),
+        { minLength: 1, maxLength: 8 },
+      )
       .map((units) => units.join('')),
   },
-  { weight: 1, arbitrary: fc.array(fc.constantFrom(...whitespace), { minLength: 1, maxLength: 10 }).map((units) => units.join('')) },
+  {
+    weight: 1,
+    arbitrary: fc.array(fc.constantFrom(...whitespace), { minLength: 1, maxLength: 10 }).map((units) => units.join('')),
+  },
 );
 
 const jsonText: fc.Arbitrary<string> = fc.jsonValue({ maxDepth: 2 }).map((value) => JSON.stringify(value));
 
-const nameText = fc.oneof({ weight: 9, arbitrary: name.map((value) => JSON.stringify(value)) }, { weight: 1, arbitrary: jsonText });
+const nameText = fc.oneof(
+  { weight: 9, arbitrary: name.map((value) => JSON.stringify(value)) },
+  { weight: 1, arbitrary: jsonText },
+);
 const categoryIdText: fc.Arbitrary<string> = fc.oneof(
   { weight: 5, arbitrary: fc.integer({ min: 1, max: MAX_ID }).map(String) },
   { weight: 2, arbitrary: fc.integer({ min: 1, max: 20 }).map(String) },
@@ -287,14 +352,47 @@ const categoryIdText: fc.Arbitrary<string> = fc.oneof(
 );
 const statusText: fc.Arbitrary<string> = fc.oneof(
   { weight: 6, arbitrary: fc.constantFrom('"available"', '"pending"', '"sold"') },
-  { weight: 2, arbitrary: fc.constantFrom('"Available"', '"SOLD"', '""', 'null', '1', '["sold"]', '"sold "', '" sold"', '"sold\\u0000"', '{}', 'true', '"s\\u006fld"') },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom(
+      '"Available"',
+      '"SOLD"',
+      '""',
+      'null',
+      '1',
+      '["sold"]',
+      '"sold "',
+      '" sold"',
+      '"sold\\u0000"',
+      '{}',
+      'true',
+      '"s\\u006fld"',
+    ),
+  },
   { weight: 1, arbitrary: fc.string().map((value) => JSON.stringify(value)) },
   { weight: 1, arbitrary: jsonText },
 );
 const KNOWN_FIELDS: readonly string[] = ['name', 'categoryId', 'status'];
 const unknownKeyText: fc.Arbitrary<string> = fc
   .oneof(
-    fc.constantFrom('__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'valueOf', '__defineGetter__', 'id', 'categoryID', 'Name', 'NAME', 'status ', '', 'name\u0000', 'category_id', 'pad'),
+    fc.constantFrom(
+      '__proto__',
+      'constructor',
+      'prototype',
+      'toString',
+      'hasOwnProperty',
+      'valueOf',
+      '__defineGetter__',
+      'id',
+      'categoryID',
+      'Name',
+      'NAME',
+      'status ',
+      '',
+      'name\u0000',
+      'category_id',
+      'pad',
+    ),
     fc.string({ maxLength: 12 }),
   )
   .filter((key) => !KNOWN_FIELDS.includes(key))
@@ -305,8 +403,14 @@ const objectBody: fc.Arbitrary<BodyPlan> = fc
     name: fc.option(fc.tuple(fc.constantFrom('"name"', '"name"', '"name"', '"n\\u0061me"'), nameText), { freq: 12 }),
     categoryId: fc.option(fc.tuple(fc.constant('"categoryId"'), categoryIdText), { freq: 12 }),
     status: fc.option(fc.tuple(fc.constant('"status"'), statusText), { freq: 2 }),
-    unknown: fc.oneof({ weight: 8, arbitrary: fc.constant([]) }, { weight: 2, arbitrary: fc.array(fc.tuple(unknownKeyText, jsonText), { minLength: 1, maxLength: 3 }) }),
-    duplicate: fc.option(fc.tuple(fc.constantFrom('"name"', '"categoryId"', '"status"'), jsonText), { freq: 15, nil: null }),
+    unknown: fc.oneof(
+      { weight: 8, arbitrary: fc.constant([]) },
+      { weight: 2, arbitrary: fc.array(fc.tuple(unknownKeyText, jsonText), { minLength: 1, maxLength: 3 }) },
+    ),
+    duplicate: fc.option(fc.tuple(fc.constantFrom('"name"', '"categoryId"', '"status"'), jsonText), {
+      freq: 15,
+      nil: null,
+    }),
   })
   .chain(({ name, categoryId, status, unknown, duplicate }) => {
     const entries: Header[] = [...[name, categoryId, status, duplicate].filter((entry) => entry !== null), ...unknown];
@@ -320,7 +424,10 @@ const objectBody: fc.Arbitrary<BodyPlan> = fc
   .map(({ entries, space, asciiOnly, bom }) => ({ kind: 'object', entries, space, asciiOnly, bom }));
 
 const validPetText = fc
-  .record({ name: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 20 }), categoryId: fc.integer({ min: 1, max: 1000 }) })
+  .record({
+    name: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 20 }),
+    categoryId: fc.integer({ min: 1, max: 1000 }),
+  })
   .map((pet) => JSON.stringify(pet));
 const malformedText: fc.Arbitrary<string> = fc.oneof(
   fc.constantFrom(
@@ -352,21 +459,51 @@ const malformedText: fc.Arbitrary<string> = fc.oneof(
   fc.tuple(validPetText, fc.nat()).map(([text, n]) => text.slice(0, n % text.length)),
 );
 const nonObjectText: fc.Arbitrary<string> = fc.oneof(
-  fc.constantFrom('[]', '[{"name":"Rex","categoryId":1}]', '"Rex"', '1', '-0', 'null', 'true', '""', '{}', ' ', '\n', '"\\ud800"'),
+  fc.constantFrom(
+    '[]',
+    '[{"name":"Rex","categoryId":1}]',
+    '"Rex"',
+    '1',
+    '-0',
+    'null',
+    'true',
+    '""',
+    '{}',
+    ' ',
+    '\n',
+    '"\\ud800"',
+  ),
   jsonText,
 );
 
 /** A NewPet the service must accept, in the same raw form. */
 const validObjectBody: fc.Arbitrary<BodyPlan> = fc
   .record({
-    name: fc.oneof(fc.string({ unit: 'grapheme', minLength: 1, maxLength: 30 }), fc.constantFrom('x'.repeat(255), '😀'.repeat(255), 'é'.repeat(255), '\ud83d\ude00', '\u0001\u007f', '\u200b', '\uffff\ufffe\u{10ffff}')).filter((value) => nameIsValid(value)),
+    name: fc
+      .oneof(
+        fc.string({ unit: 'grapheme', minLength: 1, maxLength: 30 }),
+        fc.constantFrom(
+          'x'.repeat(255),
+          '😀'.repeat(255),
+          'é'.repeat(255),
+          '\ud83d\ude00',
+          '\u0001\u007f',
+          '\u200b',
+          '\uffff\ufffe\u{10ffff}',
+        ),
+      )
+      .filter((value) => nameIsValid(value)),
     categoryId: fc.oneof(fc.integer({ min: 1, max: 50 }), fc.constantFrom(1, MAX_ID, MAX_ID - 1, 2 ** 31, 2 ** 32 + 1)),
     status: fc.option(fc.constantFrom('available', 'pending', 'sold'), { freq: 3 }),
     asciiOnly: fc.boolean(),
   })
   .map(({ name, categoryId, status, asciiOnly }): BodyPlan => ({
     kind: 'object',
-    entries: [header('"name"', JSON.stringify(name)), header('"categoryId"', String(categoryId)), ...(status === null ? [] : [header('"status"', JSON.stringify(status))])],
+    entries: [
+      header('"name"', JSON.stringify(name)),
+      header('"categoryId"', String(categoryId)),
+      ...(status === null ? [] : [header('"status"', JSON.stringify(status))]),
+    ],
     space: '',
     asciiOnly,
     bom: false,
@@ -385,7 +522,12 @@ const bodyPlan: fc.Arbitrary<BodyPlan> = fc.oneof(
       depth: fc.constantFrom(2, 100, 1000, 2000, 2700, 5000, 8000, 10_000, 50_000),
     }),
   },
-  { weight: 3, arbitrary: fc.constantFrom(16_383, 16_384, 16_385, 20_000, 262_144, 2_000_000).map((bytes): BodyPlan => ({ kind: 'padded', bytes })) },
+  {
+    weight: 3,
+    arbitrary: fc
+      .constantFrom(16_383, 16_384, 16_385, 20_000, 262_144, 2_000_000)
+      .map((bytes): BodyPlan => ({ kind: 'padded', bytes })),
+  },
   { weight: 1, arbitrary: fc.constant<BodyPlan>({ kind: 'invalid-utf8' }) },
   { weight: 1, arbitrary: fc.constant<BodyPlan>({ kind: 'none' }) },
 );
@@ -394,7 +536,14 @@ const contentType: fc.Arbitrary<ContentType> = fc.oneof(
   {
     weight: 16,
     arbitrary: fc
-      .constantFrom('application/json', 'application/json', 'application/json; charset=utf-8', 'application/json;charset=UTF-8', 'APPLICATION/JSON', 'Application/Json; Charset="utf-8"')
+      .constantFrom(
+        'application/json',
+        'application/json',
+        'application/json; charset=utf-8',
+        'application/json;charset=UTF-8',
+        'APPLICATION/JSON',
+        'Application/Json; Charset="utf-8"',
+      )
       .map((value): ContentType => ({ value, kind: 'json' })),
   },
   {
@@ -444,7 +593,12 @@ const contentType: fc.Arbitrary<ContentType> = fc.oneof(
       .map((value): ContentType => ({ value, kind: 'odd' })),
   },
   { weight: 1, arbitrary: fc.constant<ContentType>({ value: null, kind: 'json' }) },
-  { weight: 1, arbitrary: fc.constantFrom('application/json; charset=utf-16le', 'application/json; charset=UTF-16').map((value): ContentType => ({ value, kind: 'utf16' })) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .constantFrom('application/json; charset=utf-16le', 'application/json; charset=UTF-16')
+      .map((value): ContentType => ({ value, kind: 'utf16' })),
+  },
 );
 
 const encoding: fc.Arbitrary<Encoding | null> = fc.oneof(
@@ -466,7 +620,10 @@ const encoding: fc.Arbitrary<Encoding | null> = fc.oneof(
   },
 );
 
-const transport = fc.oneof({ weight: 9, arbitrary: fc.constant<'fetch' | 'http'>('fetch') }, { weight: 1, arbitrary: fc.constant<'fetch' | 'http'>('http') });
+const transport = fc.oneof(
+  { weight: 9, arbitrary: fc.constant<'fetch' | 'http'>('fetch') },
+  { weight: 1, arbitrary: fc.constant<'fetch' | 'http'>('http') },
+);
 
 const createPlan: fc.Arbitrary<CreatePlan> = fc.record({
   op: fc.constant('create'),
@@ -479,24 +636,99 @@ const createPlan: fc.Arbitrary<CreatePlan> = fc.record({
   idempotencyKey: fc.oneof(
     { weight: 16, arbitrary: fc.constant(null) },
     { weight: 3, arbitrary: fc.integer({ min: 0, max: 7 }).map((shared) => ({ shared })) },
-    { weight: 1, arbitrary: fc.oneof(fc.constantFrom('', ' ', 'a b', 'é', 'x'.repeat(255), 'x'.repeat(256), '"quoted"', '\u007f'), latin1(0, 40)).map((raw) => ({ raw })) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .oneof(
+          fc.constantFrom('', ' ', 'a b', 'é', 'x'.repeat(255), 'x'.repeat(256), '"quoted"', '\u007f'),
+          latin1(0, 40),
+        )
+        .map((raw) => ({ raw })),
+    },
   ),
   extra: extraHeaders,
 });
 
 const limitValue = fc.oneof(
-  fc.constantFrom('0', '1', '2', '20', '99', '100', '101', '-1', '1.0', '1.5', '1e2', '0x10', '010', '001', '0001', '', ' 1', '1 ', '+1', '٣', '１', '9007199254740991', '9007199254740992', '9007199254740993', '18446744073709551616', '1'.repeat(500), 'NaN', 'Infinity', 'null', 'true', '[1]'),
+  fc.constantFrom(
+    '0',
+    '1',
+    '2',
+    '20',
+    '99',
+    '100',
+    '101',
+    '-1',
+    '1.0',
+    '1.5',
+    '1e2',
+    '0x10',
+    '010',
+    '001',
+    '0001',
+    '',
+    ' 1',
+    '1 ',
+    '+1',
+    '٣',
+    '１',
+    '9007199254740991',
+    '9007199254740992',
+    '9007199254740993',
+    '18446744073709551616',
+    '1'.repeat(500),
+    'NaN',
+    'Infinity',
+    'null',
+    'true',
+    '[1]',
+  ),
   fc.integer({ min: -1000, max: 1000 }).map(String),
   fc.string({ unit: 'grapheme', maxLength: 8 }),
 );
 const statusValue = fc.oneof(
   { weight: 6, arbitrary: fc.constantFrom('available', 'pending', 'sold') },
-  { weight: 3, arbitrary: fc.constantFrom('Available', 'AVAILABLE', ' sold', 'sold ', '', 'lost', 'availabl', 'null', 'sold\u0000', 'sоld', '["sold"]') },
+  {
+    weight: 3,
+    arbitrary: fc.constantFrom(
+      'Available',
+      'AVAILABLE',
+      ' sold',
+      'sold ',
+      '',
+      'lost',
+      'availabl',
+      'null',
+      'sold\u0000',
+      'sоld',
+      '["sold"]',
+    ),
+  },
   { weight: 1, arbitrary: fc.string({ unit: 'grapheme', maxLength: 12 }) },
 );
 const cursorValue: fc.Arbitrary<string | CursorRef> = fc.oneof(
-  { weight: 6, arbitrary: fc.record({ pool: fc.nat(), tamper: fc.integer({ min: 0, max: 4 }).map((n) => n === 0), sameStatus: fc.integer({ min: 0, max: 4 }).map((n) => n !== 0) }) },
-  { weight: 1, arbitrary: fc.constantFrom('', '.', '..', 'a.b.c', 'MS4xLg.AAAAAAAAAAAAAAAAAAAAAA', 'A'.repeat(201), 'MS45MDA3MTk5MjU0NzQwOTkzLg.x', '%', '\u0000') },
+  {
+    weight: 6,
+    arbitrary: fc.record({
+      pool: fc.nat(),
+      tamper: fc.integer({ min: 0, max: 4 }).map((n) => n === 0),
+      sameStatus: fc.integer({ min: 0, max: 4 }).map((n) => n !== 0),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      '',
+      '.',
+      '..',
+      'a.b.c',
+      'MS4xLg.AAAAAAAAAAAAAAAAAAAAAA',
+      'A'.repeat(201),
+      'MS45MDA3MTk5MjU0NzQwOTkzLg.x',
+      '%',
+      '\u0000',
+    ),
+  },
   { weight: 1, arbitrary: fc.base64String({ maxLength: 60 }) },
   { weight: 1, arbitrary: fc.string({ unit: 'grapheme', maxLength: 40 }) },
 );
@@ -507,7 +739,24 @@ const queryParam: fc.Arbitrary<QueryParam> = fc.oneof(
   {
     weight: 1,
     arbitrary: fc.record({
-      name: fc.oneof(fc.constantFrom('LIMIT', 'Status', 'limit[]', 'status[0]', 'cursor[a]', 'page', 'offset', 'sort', '', 'lim it', '__proto__', 'constructor', 'hasOwnProperty'), fc.string({ unit: 'grapheme', maxLength: 10 })),
+      name: fc.oneof(
+        fc.constantFrom(
+          'LIMIT',
+          'Status',
+          'limit[]',
+          'status[0]',
+          'cursor[a]',
+          'page',
+          'offset',
+          'sort',
+          '',
+          'lim it',
+          '__proto__',
+          'constructor',
+          'hasOwnProperty',
+        ),
+        fc.string({ unit: 'grapheme', maxLength: 10 }),
+      ),
       value: fc.string({ unit: 'grapheme', maxLength: 20 }),
     }),
   },
@@ -567,56 +816,195 @@ const getPlan: fc.Arbitrary<GetPlan> = fc.record({
       weight: 3,
       arbitrary: fc
         .constantFrom(
-          '0', '-1', '1.5', '1e3', '0x1', '+1', ' 1', '%201', '%31', '%2B1', '9007199254740991', '9007199254740992', '9007199254740993',
-          '99999999999999999999', '0000000000000001', '00000000000000001', '١', '１', '%00', '%', '%E0%A4%A', '%FF', '%C0%AF', '%ED%A0%80',
-          '%F0%9F%90%95', '🐕', 'é', 'null', 'undefined', 'NaN', 'Infinity', '..', '.', '%2e%2e', '%2F', '1%2F2', '1;x=2', '1,2', '[1]', "1'", '1 OR 1=1',
+          '0',
+          '-1',
+          '1.5',
+          '1e3',
+          '0x1',
+          '+1',
+          ' 1',
+          '%201',
+          '%31',
+          '%2B1',
+          '9007199254740991',
+          '9007199254740992',
+          '9007199254740993',
+          '99999999999999999999',
+          '0000000000000001',
+          '00000000000000001',
+          '١',
+          '１',
+          '%00',
+          '%',
+          '%E0%A4%A',
+          '%FF',
+          '%C0%AF',
+          '%ED%A0%80',
+          '%F0%9F%90%95',
+          '🐕',
+          'é',
+          'null',
+          'undefined',
+          'NaN',
+          'Infinity',
+          '..',
+          '.',
+          '%2e%2e',
+          '%2F',
+          '1%2F2',
+          '1;x=2',
+          '1,2',
+          '[1]',
+          "1'",
+          '1 OR 1=1',
         )
         .map((segment) => ({ segment, repeat: 1 })),
     },
     { weight: 2, arbitrary: fc.integer({ min: 1, max: MAX_ID }).map((n) => ({ segment: String(n), repeat: 1 })) },
-    { weight: 1, arbitrary: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 20 }).map((s) => ({ segment: encodeURIComponent(s), repeat: 1 })) },
-    { weight: 1, arbitrary: fc.record({ segment: fc.constantFrom('1', 'x', '%'), repeat: fc.constantFrom(1000, 4000, 8000) }) },
-    { weight: 1, arbitrary: fc.record({ segment: fc.constantFrom('é', '%41', '%E0%A4%A'), repeat: fc.constantFrom(300, 1000) }) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .string({ unit: 'grapheme', minLength: 1, maxLength: 20 })
+        .map((s) => ({ segment: encodeURIComponent(s), repeat: 1 })),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.record({ segment: fc.constantFrom('1', 'x', '%'), repeat: fc.constantFrom(1000, 4000, 8000) }),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.record({ segment: fc.constantFrom('é', '%41', '%E0%A4%A'), repeat: fc.constantFrom(300, 1000) }),
+    },
   ),
   suffix: fc.constantFrom('', '', '', '', '/', '?limit=0', '?x=%', '#frag'),
   extra: extraHeaders,
 });
 
 /** Paths that no route serves, whatever the method and key. */
-const UNROUTED = ['/', '/v1', '/v1/', '/v2/pets', '/v1/nope', '/v1/pets/1/photos', '/v1/pets/1/2/3', '/healthz/x', '/nope', '/favicon.ico', '/v1/pets;x=1', '/openapi', '/v1/openapi.json', '/robots.txt', '/.env', '/../../etc/passwd', '/v1/pëts', '/🐕'];
-const otherPlan: fc.Arbitrary<OtherPlan> = fc.record({
-  op: fc.constant('other'),
-  auth,
-  method: fc.constantFrom('PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD', 'HEAD', 'PROPFIND', 'QUERY', 'SEARCH', 'LOCK', 'PURGE', 'MKCOL', 'REPORT', 'M-SEARCH', 'GET', 'GET', 'POST', 'get', 'Get', 'TRACE', 'patch', 'FOO'),
-  path: fc.oneof(
-    { weight: 6, arbitrary: fc.constantFrom(...UNROUTED, '/v1/pets', '/v1/pets', '/v1/pets/', '/v1/pets/1', '/v1/pets/1/', '/v1/pets/%E0%A4%A', '/V1/Pets/1') },
-    { weight: 2, arbitrary: fc.constantFrom('/healthz', '/readyz', '/openapi.json', '/openapi.yaml', '/docs', '/docs/', '/%', '/%zz', '/v1/%ff', '/v1/pets%2F1', '/*', '/v1/pets/..%2F..%2Fetc%2Fpasswd') },
-    { weight: 1, arbitrary: fc.constantFrom('/docs/swagger-ui.css', '/docs/swagger-ui-bundle.js', '/docs/swagger-ui-init.js', '/docs/favicon-32x32.png', '/docs/nope.js') },
-    { weight: 2, arbitrary: fc.webPath() },
-  ).map((path) => ({ path, tail: '', repeat: 0 })),
-  long: fc.oneof(
-    { weight: 12, arbitrary: fc.constant(null) },
-    { weight: 1, arbitrary: fc.record({ path: fc.constantFrom('/x/', '/v1/', '/v1/pets/'), tail: fc.constantFrom('a', 'é', '%41', '/'), repeat: fc.integer({ min: 100, max: 1000 }) }) },
-  ),
-  body: fc.option(fc.constantFrom('{"name":"Rex","categoryId":1}', '', 'x'.repeat(100), 'null'), { freq: 2 }),
-  transport,
-  // Conditional and range requests reach the static files of Swagger UI too.
-  extra: fc.oneof(
-    { weight: 9, arbitrary: extraHeaders },
-    {
-      weight: 1,
-      arbitrary: fc.constantFrom<ExtraHeader[]>(
-        [['If-Match', '"nope"', 1]],
-        [['If-Unmodified-Since', 'Thu, 01 Jan 1970 00:00:00 GMT', 1]],
-        [['If-None-Match', '*', 1]],
-        [['Range', 'bytes=99999999-', 1]],
-        [['Range', 'bytes=5-1', 1]],
-        [['Range', 'bytes=0-0,2-2', 1]],
-      ),
-    },
-  ),
-  huge: fc.integer({ min: 0, max: 30 }).map((n) => n === 0),
-}).map(({ long, ...rest }): OtherPlan => ({ ...rest, path: long ?? rest.path }));
+const UNROUTED = [
+  '/',
+  '/v1',
+  '/v1/',
+  '/v2/pets',
+  '/v1/nope',
+  '/v1/pets/1/photos',
+  '/v1/pets/1/2/3',
+  '/healthz/x',
+  '/nope',
+  '/favicon.ico',
+  '/v1/pets;x=1',
+  '/openapi',
+  '/v1/openapi.json',
+  '/robots.txt',
+  '/.env',
+  '/../../etc/passwd',
+  '/v1/pëts',
+  '/🐕',
+];
+const otherPlan: fc.Arbitrary<OtherPlan> = fc
+  .record({
+    op: fc.constant('other'),
+    auth,
+    method: fc.constantFrom(
+      'PUT',
+      'PATCH',
+      'DELETE',
+      'OPTIONS',
+      'HEAD',
+      'HEAD',
+      'PROPFIND',
+      'QUERY',
+      'SEARCH',
+      'LOCK',
+      'PURGE',
+      'MKCOL',
+      'REPORT',
+      'M-SEARCH',
+      'GET',
+      'GET',
+      'POST',
+      'get',
+      'Get',
+      'TRACE',
+      'patch',
+      'FOO',
+    ),
+    path: fc
+      .oneof(
+        {
+          weight: 6,
+          arbitrary: fc.constantFrom(
+            ...UNROUTED,
+            '/v1/pets',
+            '/v1/pets',
+            '/v1/pets/',
+            '/v1/pets/1',
+            '/v1/pets/1/',
+            '/v1/pets/%E0%A4%A',
+            '/V1/Pets/1',
+          ),
+        },
+        {
+          weight: 2,
+          arbitrary: fc.constantFrom(
+            '/healthz',
+            '/readyz',
+            '/openapi.json',
+            '/openapi.yaml',
+            '/docs',
+            '/docs/',
+            '/%',
+            '/%zz',
+            '/v1/%ff',
+            '/v1/pets%2F1',
+            '/*',
+            '/v1/pets/..%2F..%2Fetc%2Fpasswd',
+          ),
+        },
+        {
+          weight: 1,
+          arbitrary: fc.constantFrom(
+            '/docs/swagger-ui.css',
+            '/docs/swagger-ui-bundle.js',
+            '/docs/swagger-ui-init.js',
+            '/docs/favicon-32x32.png',
+            '/docs/nope.js',
+          ),
+        },
+        { weight: 2, arbitrary: fc.webPath() },
+      )
+      .map((path) => ({ path, tail: '', repeat: 0 })),
+    long: fc.oneof(
+      { weight: 12, arbitrary: fc.constant(null) },
+      {
+        weight: 1,
+        arbitrary: fc.record({
+          path: fc.constantFrom('/x/', '/v1/', '/v1/pets/'),
+          tail: fc.constantFrom('a', 'é', '%41', '/'),
+          repeat: fc.integer({ min: 100, max: 1000 }),
+        }),
+      },
+    ),
+    body: fc.option(fc.constantFrom('{"name":"Rex","categoryId":1}', '', 'x'.repeat(100), 'null'), { freq: 2 }),
+    transport,
+    // Conditional and range requests reach the static files of Swagger UI too.
+    extra: fc.oneof(
+      { weight: 9, arbitrary: extraHeaders },
+      {
+        weight: 1,
+        arbitrary: fc.constantFrom<ExtraHeader[]>(
+          [['If-Match', '"nope"', 1]],
+          [['If-Unmodified-Since', 'Thu, 01 Jan 1970 00:00:00 GMT', 1]],
+          [['If-None-Match', '*', 1]],
+          [['Range', 'bytes=99999999-', 1]],
+          [['Range', 'bytes=5-1', 1]],
+          [['Range', 'bytes=0-0,2-2', 1]],
+        ),
+      },
+    ),
+    huge: fc.integer({ min: 0, max: 30 }).map((n) => n === 0),
+  })
+  .map(({ long, ...rest }): OtherPlan => ({ ...rest, path: long ?? rest.path }));
 
 const plan: fc.Arbitrary<Plan> = fc.oneof(
   { weight: 25, arbitrary: listPlan },
@@ -633,7 +1021,13 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 
 function nameIsValid(value: unknown): value is string {
   // The rule as the committed document states it: length in code points, and the pattern.
-  return typeof value === 'string' && value.isWellFormed() && [...value].length >= 1 && [...value].length <= 255 && NAME_PATTERN.test(value);
+  return (
+    typeof value === 'string' &&
+    value.isWellFormed() &&
+    [...value].length >= 1 &&
+    [...value].length <= 255 &&
+    NAME_PATTERN.test(value)
+  );
 }
 
 function categoryIdIsValid(value: unknown): value is number {
@@ -682,7 +1076,8 @@ function errorBodyProblem(status: number, text: string): string | null {
   const parsed = parseJson(text);
   if (parsed === null) return 'the body is not JSON';
   const body = parsed.value;
-  if (!isRecord(body) || Object.keys(body).sort().join(',') !== 'code,message,status') return 'the body is not exactly {code, message, status}';
+  if (!isRecord(body) || Object.keys(body).sort().join(',') !== 'code,message,status')
+    return 'the body is not exactly {code, message, status}';
   if (body.status !== status) return `body.status ${JSON.stringify(body.status)} is not the HTTP status`;
   if (typeof body.message !== 'string' || body.message.trim() === '') return 'body.message is not a non-empty string';
   // A status the decisions table does not list (431, 412, 416) falls back to the generic code of its class.
@@ -714,7 +1109,13 @@ let server: TestServer;
 const ledger = new Map<number, Pet>();
 /** Cursors seen in Link headers, with the status they were issued for and the last id of their page. */
 const cursors: { cursor: string; status: string | null; afterId: number }[] = [];
-const stats = { requests: 0, unanswered: 0, refused: 0, byStatus: new Map<number, number>(), refusedBecause: new Map<string, number>() };
+const stats = {
+  requests: 0,
+  unanswered: 0,
+  refused: 0,
+  byStatus: new Map<number, number>(),
+  refusedBecause: new Map<string, number>(),
+};
 /** Problems by kind (their first line, with values blanked): how many, and the first one in full. */
 const found = new Map<string, { count: number; got: Map<string, number>; example: string }>();
 
@@ -746,7 +1147,10 @@ function build(plan: Plan, before: readonly number[]): Built {
 
 function buildList(plan: ListPlan): Built {
   const statusParams = plan.params.filter((param) => param.name === 'status');
-  const requestedStatus = statusParams.length === 1 && typeof statusParams[0]?.value === 'string' && statusIsValid(statusParams[0].value) ? statusParams[0].value : null;
+  const requestedStatus =
+    statusParams.length === 1 && typeof statusParams[0]?.value === 'string' && statusIsValid(statusParams[0].value)
+      ? statusParams[0].value
+      : null;
   let cursorIssued = true;
   let afterId: number | undefined;
   const pairs = plan.params.map(({ name, value }): [string, string] => {
@@ -760,7 +1164,12 @@ function buildList(plan: ListPlan): Built {
     if (picked === undefined || value.tamper) {
       cursorIssued = false;
       // Changing the first character changes the first byte of the signed payload.
-      return [name, picked === undefined ? 'bm90LWlzc3VlZA.AAAAAAAAAAAAAAAAAAAAAA' : `${picked.cursor.startsWith('M') ? 'N' : 'M'}${picked.cursor.slice(1)}`];
+      return [
+        name,
+        picked === undefined
+          ? 'bm90LWlzc3VlZA.AAAAAAAAAAAAAAAAAAAAAA'
+          : `${picked.cursor.startsWith('M') ? 'N' : 'M'}${picked.cursor.slice(1)}`,
+      ];
     }
     cursorIssued &&= value.sameStatus;
     afterId = picked.afterId;
@@ -768,15 +1177,22 @@ function buildList(plan: ListPlan): Built {
   });
   const query = pairs.map(([name, value]) => `${encodeURIComponent(name)}=${encodeURIComponent(value)}`).join('&');
   const target = plan.path + (plan.rawQuery ?? (query === '' ? '' : `?${query}`));
-  const wire: WireRequest = { transport: 'fetch', method: 'GET', target, headers: [...plan.auth.headers, ...expand(plan.extra)] };
+  const wire: WireRequest = {
+    transport: 'fetch',
+    method: 'GET',
+    target,
+    headers: [...plan.auth.headers, ...expand(plan.extra)],
+  };
   const base: Pick<Built, 'plan' | 'wire' | 'route'> = { plan, wire, route: plan.path === '/V1/PETS' ? null : 'list' };
   if (plan.path === '/V1/PETS') return { ...base, expected: null, why: 'upper-case path' };
   if (!plan.auth.valid) return { ...base, expected: [401], why: 'no valid key' };
   if (plan.rawQuery !== null) return { ...base, expected: null, why: 'odd raw query' };
-  if (plan.params.some((param) => /[[\]]/.test(param.name))) return { ...base, expected: null, why: 'bracketed parameter name (query parser dependent)' };
+  if (plan.params.some((param) => /[[\]]/.test(param.name)))
+    return { ...base, expected: null, why: 'bracketed parameter name (query parser dependent)' };
   const values = (name: string): string[] => pairs.filter(([key]) => key === name).map(([, value]) => value);
   const [limits, statuses, cursorValues] = [values('limit'), values('status'), values('cursor')];
-  if (limits.length > 1 || statuses.length > 1 || cursorValues.length > 1) return { ...base, expected: [400], why: 'a parameter given twice' };
+  if (limits.length > 1 || statuses.length > 1 || cursorValues.length > 1)
+    return { ...base, expected: [400], why: 'a parameter given twice' };
   const limitText = limits[0];
   if (limitText !== undefined && /^\d{4,}$/.test(limitText) && Number(limitText) >= 1 && Number(limitText) <= 100) {
     return { ...base, expected: null, why: 'limit with leading zeros' };
@@ -784,20 +1200,25 @@ function buildList(plan: ListPlan): Built {
   const limit = limitText === undefined ? 20 : /^\d+$/.test(limitText) ? Number(limitText) : NaN;
   if (!(limit >= 1 && limit <= 100)) return { ...base, expected: [400], why: `limit ${JSON.stringify(limitText)}` };
   const status = statuses[0];
-  if (status !== undefined && !statusIsValid(status)) return { ...base, expected: [400], why: `status ${JSON.stringify(status)}` };
-  if (cursorValues.length === 1 && !cursorIssued) return { ...base, expected: [400], why: 'a cursor the service did not issue for this status' };
+  if (status !== undefined && !statusIsValid(status))
+    return { ...base, expected: [400], why: `status ${JSON.stringify(status)}` };
+  if (cursorValues.length === 1 && !cursorIssued)
+    return { ...base, expected: [400], why: 'a cursor the service did not issue for this status' };
   return { ...base, expected: [200], why: 'a valid list query', limit, statusFilter: status, afterId };
 }
 
 function bodyText(body: BodyPlan): string | null {
-  const nested = (depth: number, open: string, inner: string, close: string): string => open.repeat(depth) + inner + close.repeat(depth);
+  const nested = (depth: number, open: string, inner: string, close: string): string =>
+    open.repeat(depth) + inner + close.repeat(depth);
   switch (body.kind) {
     case 'object': {
       const { entries, space, asciiOnly, bom } = body;
       const members = entries.map(([key, value]) => `${key}${space}:${space}${value}`).join(`${space},${space}`);
       const text = `{${space}${members}${space}}`;
       // Escapes every non-ASCII UTF-16 unit: only string contents can hold them.
-      const escaped = asciiOnly ? text.replace(/[^\u0000-\u007e]/g, (unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`) : text;
+      const escaped = asciiOnly
+        ? text.replace(/[^\u0000-\u007e]/g, (unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`)
+        : text;
       return (bom ? '\ufeff' : '') + escaped;
     }
     case 'text':
@@ -850,40 +1271,81 @@ function buildCreate(plan: CreatePlan): Built {
   const headers: Header[] = [...plan.auth.headers];
   if (plan.contentType.value !== null) headers.push(header('Content-Type', plan.contentType.value));
   if (plan.encoding !== null) headers.push(header('Content-Encoding', plan.encoding.header));
-  const idempotencyKey = plan.idempotencyKey === null ? null : 'shared' in plan.idempotencyKey ? `fuzz-${SEED}-${plan.idempotencyKey.shared}` : plan.idempotencyKey.raw;
+  const idempotencyKey =
+    plan.idempotencyKey === null
+      ? null
+      : 'shared' in plan.idempotencyKey
+        ? `fuzz-${SEED}-${plan.idempotencyKey.shared}`
+        : plan.idempotencyKey.raw;
   if (idempotencyKey !== null) headers.push(header('Idempotency-Key', idempotencyKey));
   // What the server sees: both clients and Node strip spaces and tabs around a field value.
   const sentKey = idempotencyKey?.replace(/^[ \t]+|[ \t]+$/g, '') ?? null;
   headers.push(...expand(plan.extra));
-  const wire: WireRequest = { transport: plan.transport, method: 'POST', target: '/v1/pets', headers, body: wireBody, chunked };
+  const wire: WireRequest = {
+    transport: plan.transport,
+    method: 'POST',
+    target: '/v1/pets',
+    headers,
+    body: wireBody,
+    chunked,
+  };
   const base: Pick<Built, 'plan' | 'wire' | 'route'> = { plan, wire, route: 'create' };
   // Node keeps the first of repeated Authorization lines; fetch joins them into one invalid value.
-  if (plan.transport === 'http' && plan.auth.headers.length > 1) return { ...base, expected: null, why: 'repeated Authorization lines' };
+  if (plan.transport === 'http' && plan.auth.headers.length > 1)
+    return { ...base, expected: null, why: 'repeated Authorization lines' };
   if (!plan.auth.valid) return { ...base, expected: [401], why: 'no valid key' };
   const hasBody = wireBody !== undefined && wireBody.length > 0;
-  if (plan.contentType.value === null) return hasBody ? { ...base, expected: [415], why: 'a body without Content-Type' } : { ...base, expected: [400], why: 'no body' };
-  if (!hasBody && plan.contentType.kind !== 'json' && /^application\/json\s*;/i.test(plan.contentType.value)) return { ...base, expected: [400, 415], why: `no body, and Content-Type ${JSON.stringify(plan.contentType.value)}` };
+  if (plan.contentType.value === null)
+    return hasBody
+      ? { ...base, expected: [415], why: 'a body without Content-Type' }
+      : { ...base, expected: [400], why: 'no body' };
+  if (!hasBody && plan.contentType.kind !== 'json' && /^application\/json\s*;/i.test(plan.contentType.value))
+    return {
+      ...base,
+      expected: [400, 415],
+      why: `no body, and Content-Type ${JSON.stringify(plan.contentType.value)}`,
+    };
   if (plan.contentType.kind === 'not-json' || plan.contentType.kind === 'utf16') {
-    return { ...base, expected: [415], why: `Content-Type ${JSON.stringify(plan.contentType.value)}: only application/json, charset utf-8` };
+    return {
+      ...base,
+      expected: [415],
+      why: `Content-Type ${JSON.stringify(plan.contentType.value)}: only application/json, charset utf-8`,
+    };
   }
   if (plan.contentType.kind === 'odd') return { ...base, expected: null, why: 'odd Content-Type' };
   if (!hasBody) return { ...base, expected: [400], why: 'no body' };
-  if (mode === 'unsupported') return { ...base, expected: [415], why: `Content-Encoding ${JSON.stringify(plan.encoding?.header)}` };
+  if (mode === 'unsupported')
+    return { ...base, expected: [415], why: `Content-Encoding ${JSON.stringify(plan.encoding?.header)}` };
   // A Content-Length over the limit is refused before a byte is read, whatever the encoding.
-  if (!chunked && wireBody.length > BODY_LIMIT) return { ...base, expected: [413], why: `a Content-Length of ${wireBody.length}, over 16 KiB` };
+  if (!chunked && wireBody.length > BODY_LIMIT)
+    return { ...base, expected: [413], why: `a Content-Length of ${wireBody.length}, over 16 KiB` };
   if (mode === 'garbage') return { ...base, expected: [400], why: 'a body that does not decompress' };
   if (text === null || raw === null) return { ...base, expected: null, why: 'a body that is not UTF-8' };
   const judged = judgeBody(text, raw.length);
   if (sentKey === null || judged.expected.includes(413)) return { ...base, ...judged };
   // The key is checked once the body is read; a key seen before may replay (201), clash with a
   // different body (422) or with one still in flight (409).
-  if (!/^[\x21-\x7e]{1,255}$/.test(sentKey)) return { ...base, expected: [400], why: `Idempotency-Key ${JSON.stringify(sentKey.slice(0, 20))}` };
-  return { ...base, ...judged, expected: [...judged.expected, 409, 422], why: `${judged.why}, with an Idempotency-Key` };
+  if (!/^[\x21-\x7e]{1,255}$/.test(sentKey))
+    return { ...base, expected: [400], why: `Idempotency-Key ${JSON.stringify(sentKey.slice(0, 20))}` };
+  return {
+    ...base,
+    ...judged,
+    expected: [...judged.expected, 409, 422],
+    why: `${judged.why}, with an Idempotency-Key`,
+  };
 }
 
 function buildGet(plan: GetPlan, before: readonly number[]): Built {
-  const segment = 'ledger' in plan.id ? String(before[plan.id.ledger % Math.max(before.length, 1)] ?? 1) : plan.id.segment.repeat(plan.id.repeat);
-  const wire: WireRequest = { transport: 'fetch', method: 'GET', target: `/v1/pets/${segment}${plan.suffix}`, headers: [...plan.auth.headers, ...expand(plan.extra)] };
+  const segment =
+    'ledger' in plan.id
+      ? String(before[plan.id.ledger % Math.max(before.length, 1)] ?? 1)
+      : plan.id.segment.repeat(plan.id.repeat);
+  const wire: WireRequest = {
+    transport: 'fetch',
+    method: 'GET',
+    target: `/v1/pets/${segment}${plan.suffix}`,
+    headers: [...plan.auth.headers, ...expand(plan.extra)],
+  };
   return { plan, wire, ...judgeItem(wire, plan.auth) };
 }
 
@@ -892,12 +1354,28 @@ function judgeItem(wire: WireRequest, auth: Auth): Pick<Built, 'expected' | 'why
   const route = petsRoute(sentTarget(server.url, wire));
   if (route?.route !== 'item') return { expected: null, why: 'not the item route once normalised', route: null };
   const petId = decode(route.segment);
-  if (petId === null) return { expected: auth.valid ? [400] : [400, 401], why: 'a petId that is not valid percent-encoded UTF-8', route: null };
+  if (petId === null)
+    return {
+      expected: auth.valid ? [400] : [400, 401],
+      why: 'a petId that is not valid percent-encoded UTF-8',
+      route: null,
+    };
   if (!auth.valid) return { expected: [401], why: 'no valid key', route: 'get' };
-  if (/^\d+$/.test(petId) && petId.length > 16 && Number(petId) <= MAX_ID) return { expected: null, why: 'a petId with leading zeros', route: 'get' };
+  if (/^\d+$/.test(petId) && petId.length > 16 && Number(petId) <= MAX_ID)
+    return { expected: null, why: 'a petId with leading zeros', route: 'get' };
   const id = /^\d+$/.test(petId) ? Number(petId) : NaN;
-  if (!(id >= 1 && id <= MAX_ID)) return { expected: [404], why: `petId ${JSON.stringify(petId.slice(0, 40))} is not a positive integer up to 2^53-1`, route: 'get' };
-  return { expected: ledger.has(id) ? [200] : [200, 404], why: ledger.has(id) ? 'a pet answered 201 earlier' : 'a petId', route: 'get', petId: id };
+  if (!(id >= 1 && id <= MAX_ID))
+    return {
+      expected: [404],
+      why: `petId ${JSON.stringify(petId.slice(0, 40))} is not a positive integer up to 2^53-1`,
+      route: 'get',
+    };
+  return {
+    expected: ledger.has(id) ? [200] : [200, 404],
+    why: ledger.has(id) ? 'a pet answered 201 earlier' : 'a petId',
+    route: 'get',
+    petId: id,
+  };
 }
 
 function buildOther(plan: OtherPlan): Built {
@@ -919,30 +1397,47 @@ function buildOther(plan: OtherPlan): Built {
   };
   const target = sentTarget(server.url, wire);
   // node:http upper-cases every method, fetch only these six; the server answers a method outside http.METHODS itself.
-  const sentMethod = wire.transport === 'http' || ['delete', 'get', 'head', 'options', 'post', 'put'].includes(method.toLowerCase()) ? method.toUpperCase() : method;
+  const sentMethod =
+    wire.transport === 'http' || ['delete', 'get', 'head', 'options', 'post', 'put'].includes(method.toLowerCase())
+      ? method.toUpperCase()
+      : method;
   const base: Pick<Built, 'plan' | 'wire' | 'route'> = { plan, wire, route: null };
   if (plan.huge) return { ...base, expected: null, why: 'a header section over 16 KiB' };
-  if (wire.transport === 'http' && plan.auth.headers.length > 1) return { ...base, expected: null, why: 'repeated Authorization lines' };
-  if (!http.METHODS.includes(sentMethod)) return { ...base, expected: null, why: `method ${JSON.stringify(sentMethod)}` };
+  if (wire.transport === 'http' && plan.auth.headers.length > 1)
+    return { ...base, expected: null, why: 'repeated Authorization lines' };
+  if (!http.METHODS.includes(sentMethod))
+    return { ...base, expected: null, why: `method ${JSON.stringify(sentMethod)}` };
   // Node's HTTP parser refuses raw bytes outside visible ASCII in the request line, before any route.
-  if (wire.transport === 'http' && /[^\x21-\x7e]/.test(wire.target)) return { ...base, expected: [400], why: 'raw bytes Node refuses in the path' };
+  if (wire.transport === 'http' && /[^\x21-\x7e]/.test(wire.target))
+    return { ...base, expected: [400], why: 'raw bytes Node refuses in the path' };
   const path = target?.replace(/[?#].*$/s, '') ?? null;
-  if (path !== null && (UNROUTED.includes(path) || path.startsWith('/x/'))) return { ...base, expected: [404], why: 'a path no route serves' };
+  if (path !== null && (UNROUTED.includes(path) || path.startsWith('/x/')))
+    return { ...base, expected: [404], why: 'a path no route serves' };
   const route = petsRoute(target);
   if (route === null) return { ...base, expected: null, why: 'some other path' };
   if (route.route === 'item' && (sentMethod === 'GET' || sentMethod === 'HEAD')) {
     const judged = judgeItem(wire, plan.auth);
     return { ...base, ...judged, route: sentMethod === 'GET' ? judged.route : null };
   }
-  if (route.route === 'item' && decode(route.segment) === null) return { ...base, expected: plan.auth.valid ? [400] : [400, 401], why: 'a path that is not valid percent-encoding' };
+  if (route.route === 'item' && decode(route.segment) === null)
+    return {
+      ...base,
+      expected: plan.auth.valid ? [400] : [400, 401],
+      why: 'a path that is not valid percent-encoding',
+    };
   if (!plan.auth.valid) return { ...base, expected: [401], why: 'no valid key' };
-  if (route.route === 'collection' && (sentMethod === 'GET' || sentMethod === 'HEAD')) return { ...base, expected: [200], why: 'list', route: sentMethod === 'GET' ? 'list' : null };
-  if (route.route === 'collection' && sentMethod === 'POST') return { ...base, expected: null, why: 'create', route: 'create' };
+  if (route.route === 'collection' && (sentMethod === 'GET' || sentMethod === 'HEAD'))
+    return { ...base, expected: [200], why: 'list', route: sentMethod === 'GET' ? 'list' : null };
+  if (route.route === 'collection' && sentMethod === 'POST')
+    return { ...base, expected: null, why: 'create', route: 'create' };
   return { ...base, expected: [405], why: `${JSON.stringify(sentMethod)} on a pets route` };
 }
 
 function problem(built: Built, response: WireResponse | null, what: string): string {
-  const answer = response === null ? '' : `\n    -> ${response.status} ${response.headers.get('content-type') ?? '(no Content-Type)'} ${response.body.slice(0, 300)}`;
+  const answer =
+    response === null
+      ? ''
+      : `\n    -> ${response.status} ${response.headers.get('content-type') ?? '(no Content-Type)'} ${response.body.slice(0, 300)}`;
   return `${what}\n    ${curl(server.url, built.wire)}${answer}`;
 }
 
@@ -955,32 +1450,48 @@ function checkResponse(built: Built, response: WireResponse): string[] {
   const method = built.wire.method.toUpperCase();
   const conditional = built.wire.headers.some(([name]) => name.toLowerCase() === 'if-none-match');
   if (status >= 500) fail(`status ${status} where ${built.expected?.join(' or ') ?? 'no 5xx'} was due (${built.why})`);
-  else if (built.expected !== null && !built.expected.includes(status) && !(status === 304 && conditional && built.expected.includes(200))) {
+  else if (
+    built.expected !== null &&
+    !built.expected.includes(status) &&
+    !(status === 304 && conditional && built.expected.includes(200))
+  ) {
     fail(`expected ${built.expected.join(' or ')} (${built.why}), got ${status}`);
   }
   if (status === 304 && conditional && method !== 'POST') return problems;
   if (status < 200 || status >= 300) {
     const defects = [
-      ...(/^application\/json(;|$)/i.test(headers.get('content-type') ?? '') ? [] : ['no Content-Type application/json']),
+      ...(/^application\/json(;|$)/i.test(headers.get('content-type') ?? '')
+        ? []
+        : ['no Content-Type application/json']),
       ...(method === 'HEAD' ? [] : [errorBodyProblem(status, body)].filter((defect) => defect !== null)),
-      ...(status === 401 && !(headers.get('www-authenticate') ?? '').startsWith('Bearer realm="petstore"') ? ['no WWW-Authenticate: Bearer realm="petstore"'] : []),
+      ...(status === 401 && !(headers.get('www-authenticate') ?? '').startsWith('Bearer realm="petstore"')
+        ? ['no WWW-Authenticate: Bearer realm="petstore"']
+        : []),
       ...(status === 405 && !headers.has('allow') ? ['no Allow'] : []),
     ];
     if (defects.length > 0) fail(`a ${status} that breaks the Error contract: ${defects.join('; ')}`);
   }
-  if (built.route === 'get' && [200, 401, 404].includes(status) && (headers.get('sunset') !== SUNSET || headers.get('deprecation') !== DEPRECATION)) {
+  if (
+    built.route === 'get' &&
+    [200, 401, 404].includes(status) &&
+    (headers.get('sunset') !== SUNSET || headers.get('deprecation') !== DEPRECATION)
+  ) {
     fail('a getPet response without Sunset and Deprecation');
   }
   if (status < 200 || status >= 300 || built.route === null || method === 'HEAD') return problems;
   const parsed = parseJson(body);
   if (built.route === 'list') {
     const pets = parsed !== null && Array.isArray(parsed.value) ? parsed.value.map(toPet) : null;
-    if (pets === null || pets.some((pet) => pet === null)) return [...problems, problem(built, response, 'a 2xx of listPets that is not Pets')];
+    if (pets === null || pets.some((pet) => pet === null))
+      return [...problems, problem(built, response, 'a 2xx of listPets that is not Pets')];
     const ids = pets.flatMap((pet) => (pet === null ? [] : [pet.id]));
     if (ids.some((id, i) => i > 0 && id <= (ids[i - 1] ?? 0))) fail('pets not in ascending id order');
-    if (built.limit !== undefined && ids.length > built.limit) fail(`more pets than limit\n    ${ids.length} pets for limit ${built.limit}`);
-    if (built.statusFilter !== undefined && pets.some((pet) => pet?.status !== built.statusFilter)) fail('a pet whose status is not the status filter');
-    if (built.afterId !== undefined && ids.some((id) => id <= (built.afterId ?? 0))) fail(`a pet at or before the cursor position\n    cursor after ${built.afterId}`);
+    if (built.limit !== undefined && ids.length > built.limit)
+      fail(`more pets than limit\n    ${ids.length} pets for limit ${built.limit}`);
+    if (built.statusFilter !== undefined && pets.some((pet) => pet?.status !== built.statusFilter))
+      fail('a pet whose status is not the status filter');
+    if (built.afterId !== undefined && ids.some((id) => id <= (built.afterId ?? 0)))
+      fail(`a pet at or before the cursor position\n    cursor after ${built.afterId}`);
     const link = headers.get('link');
     if (link !== undefined) {
       const next = /^<\/v1\/pets\?([^>]*)>; rel="next"$/.exec(link)?.[1];
@@ -988,7 +1499,12 @@ function checkResponse(built: Built, response: WireResponse): string[] {
       const cursor = params.get('cursor');
       const last = ids.at(-1);
       if (next === undefined || cursor === null || last === undefined) fail(`a malformed Link\n    ${link}`);
-      else if (built.limit !== undefined && (params.get('limit') !== String(built.limit) || params.get('status') !== (built.statusFilter ?? null) || ids.length !== built.limit)) {
+      else if (
+        built.limit !== undefined &&
+        (params.get('limit') !== String(built.limit) ||
+          params.get('status') !== (built.statusFilter ?? null) ||
+          ids.length !== built.limit)
+      ) {
         fail(`a Link that does not repeat limit and status, or on a page that is not full\n    ${link}`);
       } else if (cursors.length < 5000) {
         cursors.push({ cursor, status: params.get('status'), afterId: last });
@@ -1000,12 +1516,17 @@ function checkResponse(built: Built, response: WireResponse): string[] {
   if (pet === null) return [...problems, problem(built, response, `a ${status} that is not a Pet`)];
   if (built.route === 'create') {
     if (status !== 201) fail(`createPet answered ${status}, not 201`);
-    if (headers.get('location') !== `/v1/pets/${pet.id}`) fail(`a Location that is not /v1/pets/{id}\n    ${headers.get('location')} for pet ${pet.id}`);
-    if (built.pet !== undefined && (pet.name !== built.pet.name || pet.categoryId !== built.pet.categoryId || pet.status !== built.pet.status)) {
+    if (headers.get('location') !== `/v1/pets/${pet.id}`)
+      fail(`a Location that is not /v1/pets/{id}\n    ${headers.get('location')} for pet ${pet.id}`);
+    if (
+      built.pet !== undefined &&
+      (pet.name !== built.pet.name || pet.categoryId !== built.pet.categoryId || pet.status !== built.pet.status)
+    ) {
       fail(`the created pet is not what was sent\n    sent ${JSON.stringify(built.pet)}`);
     }
   }
-  if (built.route === 'get' && built.petId !== undefined && pet.id !== built.petId) fail(`a different pet than the one asked for\n    asked for ${built.petId}, got ${pet.id}`);
+  if (built.route === 'get' && built.petId !== undefined && pet.id !== built.petId)
+    fail(`a different pet than the one asked for\n    asked for ${built.petId}, got ${pet.id}`);
   return problems;
 }
 
@@ -1049,26 +1570,47 @@ async function runBatch(plans: Plan[]): Promise<void> {
   });
   for (const { built, response } of answered) {
     problems.push(...checkResponse(built, response));
-    if (response.status !== 200 || (built.route !== 'list' && built.route !== 'get') || built.wire.method.toUpperCase() === 'HEAD') continue;
+    if (
+      response.status !== 200 ||
+      (built.route !== 'list' && built.route !== 'get') ||
+      built.wire.method.toUpperCase() === 'HEAD'
+    )
+      continue;
     const parsed = parseJson(response.body);
     const values = parsed === null ? [] : Array.isArray(parsed.value) ? parsed.value : [parsed.value];
     for (const pet of values.map(toPet)) {
       const created = pet === null ? undefined : ledger.get(pet.id);
       if (pet !== null && (created === undefined || JSON.stringify(created) !== JSON.stringify(pet))) {
-        problems.push(problem(built, response, `a pet listed or fetched that no 201 answered with this content\n    the 201 said ${JSON.stringify(created ?? null)}`));
+        problems.push(
+          problem(
+            built,
+            response,
+            `a pet listed or fetched that no 201 answered with this content\n    the 201 said ${JSON.stringify(created ?? null)}`,
+          ),
+        );
       }
     }
   }
   for (const { built, response } of answered) {
-    const replay = response.status === 201 && response.headers.get('idempotent-replayed') === 'true' ? toPet(parseJson(response.body)?.value) : null;
+    const replay =
+      response.status === 201 && response.headers.get('idempotent-replayed') === 'true'
+        ? toPet(parseJson(response.body)?.value)
+        : null;
     if (replay !== null && JSON.stringify(ledger.get(replay.id)) !== JSON.stringify(replay)) {
-      problems.push(problem(built, response, `a replay (Idempotent-Replayed) of a pet that no 201 answered with this content\n    the 201 said ${JSON.stringify(ledger.get(replay.id) ?? null)}`));
+      problems.push(
+        problem(
+          built,
+          response,
+          `a replay (Idempotent-Replayed) of a pet that no 201 answered with this content\n    the 201 said ${JSON.stringify(ledger.get(replay.id) ?? null)}`,
+        ),
+      );
     }
     if (built.route === 'get' && response.status === 404 && built.petId !== undefined && before.includes(built.petId)) {
       problems.push(problem(built, response, `a pet answered 201 earlier, now 404\n    pet ${built.petId}`));
     }
   }
-  if (SHRINK && problems.length > 0) throw new Error(`${problems.length} problem(s) in a batch of ${batch.length}:\n  ${problems.join('\n  ')}`);
+  if (SHRINK && problems.length > 0)
+    throw new Error(`${problems.length} problem(s) in a batch of ${batch.length}:\n  ${problems.join('\n  ')}`);
   record(problems);
 }
 
@@ -1085,20 +1627,28 @@ describe('fuzzing the HTTP surface', () => {
   it('never answers 5xx or hangs, answers every error with the Error body, and stores exactly the pets it answered 201', async () => {
     const started = Date.now();
     try {
-      await fc.assert(
-        fc.asyncProperty(fc.array(plan, { minLength: 1, maxLength: 15, size: 'max' }), runBatch),
-        { seed: SEED, numRuns: RUNS, plugins: [fc.interruptAfterTimeLimit(240_000, { failOnInterrupt: true })] },
-      );
+      await fc.assert(fc.asyncProperty(fc.array(plan, { minLength: 1, maxLength: 15, size: 'max' }), runBatch), {
+        seed: SEED,
+        numRuns: RUNS,
+        plugins: [fc.interruptAfterTimeLimit(240_000, { failOnInterrupt: true })],
+      });
 
-      const rows: unknown = await database.dataSource.query('SELECT id, name, category_id, status FROM pets ORDER BY id');
+      const rows: unknown = await database.dataSource.query(
+        'SELECT id, name, category_id, status FROM pets ORDER BY id',
+      );
       const stored = new Map<number, Pet>();
       for (const row of Array.isArray(rows) ? rows : []) {
-        const pet = isRecord(row) ? toPet({ id: Number(row.id), name: row.name, categoryId: Number(row.category_id), status: row.status }) : null;
+        const pet = isRecord(row)
+          ? toPet({ id: Number(row.id), name: row.name, categoryId: Number(row.category_id), status: row.status })
+          : null;
         if (pet === null) record([`a row in pets that is not a Pet\n    ${JSON.stringify(row)}`]);
         else stored.set(pet.id, pet);
       }
       for (const pet of ledger.values()) {
-        if (JSON.stringify(stored.get(pet.id)) !== JSON.stringify(pet)) record([`a pet answered 201 that the table does not hold as answered\n    answered ${JSON.stringify(pet)}, table ${JSON.stringify(stored.get(pet.id) ?? null)}`]);
+        if (JSON.stringify(stored.get(pet.id)) !== JSON.stringify(pet))
+          record([
+            `a pet answered 201 that the table does not hold as answered\n    answered ${JSON.stringify(pet)}, table ${JSON.stringify(stored.get(pet.id) ?? null)}`,
+          ]);
       }
       for (const pet of stored.values()) {
         if (!ledger.has(pet.id)) record([`a pet in the table that no 201 answered\n    ${JSON.stringify(pet)}`]);
@@ -1108,10 +1658,14 @@ describe('fuzzing the HTTP surface', () => {
         const statuses = got.size === 0 ? '' : `, got ${[...got].map(([status, n]) => `${status} (${n}×)`).join(', ')}`;
         return `[${count}×] ${kind}${statuses}\n    e.g. ${example}`;
       });
-      if (report.length > 0) throw new Error(`${report.length} kind(s) of problem (seed ${SEED}):\n\n${report.slice(0, 30).join('\n\n')}`);
+      if (report.length > 0)
+        throw new Error(`${report.length} kind(s) of problem (seed ${SEED}):\n\n${report.slice(0, 30).join('\n\n')}`);
     } finally {
       const seconds = ((Date.now() - started) / 1000).toFixed(1);
-      const byStatus = [...stats.byStatus].sort(([a], [b]) => a - b).map(([status, count]) => `${status}: ${count}`).join(', ');
+      const byStatus = [...stats.byStatus]
+        .sort(([a], [b]) => a - b)
+        .map(([status, count]) => `${status}: ${count}`)
+        .join(', ');
       const refused = [...stats.refusedBecause].map(([reason, count]) => `${count}× ${reason}`).join('; ');
       console.log(
         `fuzz: seed ${SEED}, ${RUNS} batches: ${stats.requests} requests answered in ${seconds} s (${byStatus}); ` +

@@ -28,7 +28,11 @@ describe('health', () => {
 
         expect(response.status).toBe(503);
         expect(response.headers.get('retry-after')).toBe('5');
-        expect(await response.json()).toEqual({ code: 'unavailable', message: expect.stringContaining('database'), status: 503 });
+        expect(await response.json()).toEqual({
+          code: 'unavailable',
+          message: expect.stringContaining('database'),
+          status: 503,
+        });
       }
       expect((await fetch(`${service.server.url}/healthz`)).status).toBe(200);
     } finally {

@@ -7,10 +7,19 @@ const service = useService({ throughProxy: true });
 
 const OTHER_KEY = { Authorization: 'Bearer second-test-key-abcdefghijklmnop' };
 
-function create(body: unknown, idempotencyKey: string | null, headers: Record<string, string> = json, signal?: AbortSignal): Promise<Response> {
+function create(
+  body: unknown,
+  idempotencyKey: string | null,
+  headers: Record<string, string> = json,
+  signal?: AbortSignal,
+): Promise<Response> {
   return fetch(`${service.server.url}/v1/pets`, {
     method: 'POST',
-    headers: { ...headers, 'Content-Type': 'application/json', ...(idempotencyKey === null ? {} : { 'Idempotency-Key': idempotencyKey }) },
+    headers: {
+      ...headers,
+      'Content-Type': 'application/json',
+      ...(idempotencyKey === null ? {} : { 'Idempotency-Key': idempotencyKey }),
+    },
     body: typeof body === 'string' ? body : JSON.stringify(body),
     signal,
   });
@@ -52,7 +61,11 @@ describe('Idempotency-Key on POST /v1/pets', () => {
     const reused = await create({ name: 'Tom', categoryId: 1 }, 'key-1');
 
     expect(reused.status).toBe(422);
-    expect(await reused.json()).toEqual({ code: 'idempotency_key_reused', message: expect.stringContaining('Idempotency-Key'), status: 422 });
+    expect(await reused.json()).toEqual({
+      code: 'idempotency_key_reused',
+      message: expect.stringContaining('Idempotency-Key'),
+      status: 422,
+    });
     expect(await petCount()).toBe(1);
   });
 
@@ -65,7 +78,9 @@ describe('Idempotency-Key on POST /v1/pets', () => {
   });
 
   it('creates exactly one pet for 20 concurrent identical requests; the others get 409 or the replay', async () => {
-    const responses = await Promise.all(Array.from({ length: 20 }, () => create({ name: 'Rex', categoryId: 1 }, 'burst')));
+    const responses = await Promise.all(
+      Array.from({ length: 20 }, () => create({ name: 'Rex', categoryId: 1 }, 'burst')),
+    );
 
     const statuses = responses.map((response) => response.status);
     expect(statuses.every((status) => status === 201 || status === 409)).toBe(true);
@@ -75,7 +90,11 @@ describe('Idempotency-Key on POST /v1/pets', () => {
     expect(new Set(created.map((body) => JSON.stringify(body))).size).toBe(1);
     for (const [i, body] of bodies.entries()) {
       if (statuses[i] === 409) {
-        expect(body).toEqual({ code: 'idempotency_conflict', message: expect.stringContaining('Idempotency-Key'), status: 409 });
+        expect(body).toEqual({
+          code: 'idempotency_conflict',
+          message: expect.stringContaining('Idempotency-Key'),
+          status: 409,
+        });
         expect(responses[i]?.headers.get('retry-after')).toBe('1');
       }
     }
@@ -127,7 +146,9 @@ describe('Idempotency-Key on POST /v1/pets', () => {
 
   it('forgets a key after 24 hours', async () => {
     await create({ name: 'Rex', categoryId: 1 }, 'key-1');
-    await service.database.dataSource.query(`UPDATE idempotency_keys SET created_at = now() - interval '25 hours', expires_at = now() - interval '1 hour'`);
+    await service.database.dataSource.query(
+      `UPDATE idempotency_keys SET created_at = now() - interval '25 hours', expires_at = now() - interval '1 hour'`,
+    );
 
     const later = await create({ name: 'Rex', categoryId: 1 }, 'key-1');
 
@@ -144,7 +165,11 @@ describe('Idempotency-Key on POST /v1/pets', () => {
     const response = await create({ name: 'Rex', categoryId: 1 }, value);
 
     expect(response.status).toBe(400);
-    expect(await response.json()).toEqual({ code: 'invalid_request', message: expect.stringContaining('Idempotency-Key'), status: 400 });
+    expect(await response.json()).toEqual({
+      code: 'invalid_request',
+      message: expect.stringContaining('Idempotency-Key'),
+      status: 400,
+    });
     expect(await petCount()).toBe(0);
   });
 
@@ -152,7 +177,13 @@ describe('Idempotency-Key on POST /v1/pets', () => {
     const { status, body } = await new Promise<{ status: number; body: string }>((resolve, reject) => {
       const url = new URL(`${service.server.url}/v1/pets`);
       const request = httpRequest(
-        { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { ...json, 'Idempotency-Key': Buffer.from('clé', 'utf8').toString('latin1') } },
+        {
+          host: url.hostname,
+          port: url.port,
+          path: url.pathname,
+          method: 'POST',
+          headers: { ...json, 'Idempotency-Key': Buffer.from('clé', 'utf8').toString('latin1') },
+        },
         (response) => {
           let text = '';
           response.on('data', (chunk: Buffer) => (text += chunk.toString()));
@@ -164,7 +195,11 @@ describe('Idempotency-Key on POST /v1/pets', () => {
     });
 
     expect(status).toBe(400);
-    expect(JSON.parse(body)).toEqual({ code: 'invalid_request', message: expect.stringContaining('Idempotency-Key'), status: 400 });
+    expect(JSON.parse(body)).toEqual({
+      code: 'invalid_request',
+      message: expect.stringContaining('Idempotency-Key'),
+      status: 400,
+    });
     expect(await petCount()).toBe(0);
   });
 
@@ -197,12 +232,18 @@ describe('Idempotency-Key on POST /v1/pets', () => {
       }
     }
     // Eight clients at a time, each working through its share of the keys.
-    await Promise.all(Array.from({ length: 8 }, async (_, worker) => {
-      for (let i = worker; i < keys.length; i += 8) await createSafely(keys[i] ?? '');
-    }));
+    await Promise.all(
+      Array.from({ length: 8 }, async (_, worker) => {
+        for (let i = worker; i < keys.length; i += 8) await createSafely(keys[i] ?? '');
+      }),
+    );
 
-    const rows: { name: string; copies: number }[] = await service.database.dataSource.query('SELECT name, count(*)::int AS copies FROM pets GROUP BY name');
-    console.log(`idempotency loop: ${keys.length} keys, ${JSON.stringify(counts)}, ${rows.length} distinct pets in the database`);
+    const rows: { name: string; copies: number }[] = await service.database.dataSource.query(
+      'SELECT name, count(*)::int AS copies FROM pets GROUP BY name',
+    );
+    console.log(
+      `idempotency loop: ${keys.length} keys, ${JSON.stringify(counts)}, ${rows.length} distinct pets in the database`,
+    );
     expect(rows).toHaveLength(keys.length);
     expect(rows.filter((row) => row.copies !== 1)).toEqual([]);
   }, 120_000);

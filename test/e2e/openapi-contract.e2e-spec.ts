@@ -20,7 +20,10 @@ const RUNS = process.env.CONTRACT_RUNS ? Number(process.env.CONTRACT_RUNS) : 300
 const SEED = process.env.CONTRACT_SEED ? Number(process.env.CONTRACT_SEED) : 20261122;
 
 /** Generic trouble-makers for any string (not this service's rules): controls, spaces, invisibles, surrogates, astral. */
-const TROUBLE = [0x0, 0x9, 0xa, 0xd, 0x20, 0x7f, 0x85, 0xa0, 0xad, 0x200b, 0x200d, 0x202e, 0x2028, 0x3000, 0x3164, 0xfeff, 0xfffd, 0xffff, 0xd800, 0xdc00, 0xe000, 0x1f415, 0xe0041, 0x10ffff];
+const TROUBLE = [
+  0x0, 0x9, 0xa, 0xd, 0x20, 0x7f, 0x85, 0xa0, 0xad, 0x200b, 0x200d, 0x202e, 0x2028, 0x3000, 0x3164, 0xfeff, 0xfffd,
+  0xffff, 0xd800, 0xdc00, 0xe000, 0x1f415, 0xe0041, 0x10ffff,
+];
 
 type Rules = Record<string, unknown>;
 type Case<T> = { label: string; field: string | null; value: T };
@@ -51,7 +54,8 @@ describe('the service against its own served OpenAPI document', () => {
     const [unicode, codeUnits] = [compile(unicodeAjv), compile(codeUnitAjv)];
     return (value) => {
       const verdict = unicode(value);
-      if (codeUnits(value) !== verdict) portability.add(`${ref} reads ${JSON.stringify(value).slice(0, 120)} differently with and without the u flag`);
+      if (codeUnits(value) !== verdict)
+        portability.add(`${ref} reads ${JSON.stringify(value).slice(0, 120)} differently with and without the u flag`);
       return verdict;
     };
   }
@@ -63,7 +67,8 @@ describe('the service against its own served OpenAPI document', () => {
   /** A raw text against a pattern, under both readings. */
   function matches(pattern: string, raw: string): boolean {
     const verdict = new RegExp(pattern, 'u').test(raw);
-    if (new RegExp(pattern).test(raw) !== verdict) portability.add(`${pattern} reads ${JSON.stringify(raw)} differently with and without the u flag`);
+    if (new RegExp(pattern).test(raw) !== verdict)
+      portability.add(`${pattern} reads ${JSON.stringify(raw)} differently with and without the u flag`);
     return verdict;
   }
 
@@ -83,11 +88,19 @@ describe('the service against its own served OpenAPI document', () => {
       const text = JSON.stringify(body);
       const response = await fetch(`${service.server.url}/v1/pets`, { method: 'POST', headers: json, body: text });
       const answer: unknown = await response.json();
-      const problem = valid ? createdProblem(response.status, answer, body) : refusedProblem(response.status, answer, field);
-      if (problem !== null) findings.push({ kind: `${label}: the schema ${valid ? 'accepts' : 'refuses'} it, but ${problem}${shapeOf(errorMessage(answer))}`, example: `${text} -> ${response.status}${errorMessage(answer)}` });
+      const problem = valid
+        ? createdProblem(response.status, answer, body)
+        : refusedProblem(response.status, answer, field);
+      if (problem !== null)
+        findings.push({
+          kind: `${label}: the schema ${valid ? 'accepts' : 'refuses'} it, but ${problem}${shapeOf(errorMessage(answer))}`,
+          example: `${text} -> ${response.status}${errorMessage(answer)}`,
+        });
     }
 
-    console.log(`openapi-contract: createPet, ${cases.length} generated bodies (${tally.accepted} the schema accepts, ${tally.refused} it refuses), ${findings.length} disagreements`);
+    console.log(
+      `openapi-contract: createPet, ${cases.length} generated bodies (${tally.accepted} the schema accepts, ${tally.refused} it refuses), ${findings.length} disagreements`,
+    );
     expect(report(findings)).toBe('');
     expect([...portability]).toEqual([]);
   });
@@ -101,7 +114,12 @@ describe('the service against its own served OpenAPI document', () => {
     const params = parameters.map(({ index, parameter }) => {
       const name = String(parameter.name);
       const schemaPath = [...operation, 'parameters', String(index), 'schema'];
-      return { name, required: parameter.required === true, rules: resolve(document, at(document, schemaPath)), valid: validatorAt(schemaPath) };
+      return {
+        name,
+        required: parameter.required === true,
+        rules: resolve(document, at(document, schemaPath)),
+        valid: validatorAt(schemaPath),
+      };
     });
     const cases = fc.sample(queryCases(params), { numRuns: RUNS, seed: SEED });
 
@@ -116,31 +134,63 @@ describe('the service against its own served OpenAPI document', () => {
       const search = new URLSearchParams(query).toString();
       const response = await fetch(`${service.server.url}/v1/pets?${search}`, { headers: authorized });
       const answer: unknown = await response.json();
-      const problem = valid ? (response.status === 200 && Array.isArray(answer) ? null : `the service answered ${response.status}`) : refusedProblem(response.status, answer, field);
-      if (problem !== null) findings.push({ kind: `${label}: the parameters ${valid ? 'accept' : 'refuse'} it, but ${problem}${shapeOf(errorMessage(answer))}`, example: `?${search} -> ${response.status}${errorMessage(answer)}` });
+      const problem = valid
+        ? response.status === 200 && Array.isArray(answer)
+          ? null
+          : `the service answered ${response.status}`
+        : refusedProblem(response.status, answer, field);
+      if (problem !== null)
+        findings.push({
+          kind: `${label}: the parameters ${valid ? 'accept' : 'refuse'} it, but ${problem}${shapeOf(errorMessage(answer))}`,
+          example: `?${search} -> ${response.status}${errorMessage(answer)}`,
+        });
     }
 
-    console.log(`openapi-contract: listPets, ${cases.length} generated queries (${tally.accepted} the parameters accept, ${tally.refused} they refuse), ${findings.length} disagreements`);
+    console.log(
+      `openapi-contract: listPets, ${cases.length} generated queries (${tally.accepted} the parameters accept, ${tally.refused} they refuse), ${findings.length} disagreements`,
+    );
     expect(report(findings)).toBe('');
     expect([...portability]).toEqual([]);
   });
 });
 
-function bodyCases(document: Rules, schema: Rules, properties: Rules, propertyValid: (name: string) => (value: unknown) => boolean): fc.Arbitrary<Case<Record<string, unknown>>> {
+function bodyCases(
+  document: Rules,
+  schema: Rules,
+  properties: Rules,
+  propertyValid: (name: string) => (value: unknown) => boolean,
+): fc.Arbitrary<Case<Record<string, unknown>>> {
   const required = asArray(schema.required ?? [], 'required').map(String);
   const names = Object.keys(properties);
   const rulesOf = (name: string) => resolve(document, properties[name]);
   const valueOf = (name: string) => validValue(rulesOf(name), propertyValid(name));
   // Optional properties are left out now and then.
   const valid: fc.Arbitrary<Record<string, unknown>> = fc
-    .record(Object.fromEntries(names.map((name) => [name, required.includes(name) ? valueOf(name) : fc.option(valueOf(name), { freq: 3, nil: undefined })])))
+    .record(
+      Object.fromEntries(
+        names.map((name) => [
+          name,
+          required.includes(name) ? valueOf(name) : fc.option(valueOf(name), { freq: 3, nil: undefined }),
+        ]),
+      ),
+    )
     .map((body) => Object.fromEntries(Object.entries(body).filter(([, value]) => value !== undefined)));
 
   const violations: fc.Arbitrary<Case<Record<string, unknown>>>[] = [
-    ...required.map((name) => valid.map((body) => ({ label: `without required ${name}`, field: name, value: omit(body, name) }))),
-    fc.tuple(valid, extraPropertyName(names), fc.jsonValue({ maxDepth: 1 })).map(([body, extra, value]) => ({ label: 'with a property the schema does not define', field: extra, value: { ...body, [extra]: value } })),
+    ...required.map((name) =>
+      valid.map((body) => ({ label: `without required ${name}`, field: name, value: omit(body, name) })),
+    ),
+    fc.tuple(valid, extraPropertyName(names), fc.jsonValue({ maxDepth: 1 })).map(([body, extra, value]) => ({
+      label: 'with a property the schema does not define',
+      field: extra,
+      value: { ...body, [extra]: value },
+    })),
     ...names.map((name) =>
-      fc.tuple(valid, invalidValue(rulesOf(name), propertyValid(name))).map(([body, [label, value]]) => ({ label: `${name} ${label}`, field: name, value: { ...body, [name]: value } })),
+      fc.tuple(valid, invalidValue(rulesOf(name), propertyValid(name))).map(([body, [label, value]]) => ({
+        label: `${name} ${label}`,
+        field: name,
+        value: { ...body, [name]: value },
+      })),
     ),
   ];
   return fc.oneof(
@@ -154,7 +204,10 @@ function validValue(rules: Rules, valid: (value: unknown) => boolean): fc.Arbitr
   if (Array.isArray(rules.enum)) return fc.constantFrom(...rules.enum);
   if (rules.type === 'integer') {
     const [min, max] = bounds(rules);
-    return fc.oneof(fc.constantFrom(...[min, min + 1, max - 1, max].filter((n) => n >= min && n <= max)), fc.bigInt({ min: BigInt(min), max: BigInt(max) }).map(Number));
+    return fc.oneof(
+      fc.constantFrom(...[min, min + 1, max - 1, max].filter((n) => n >= min && n <= max)),
+      fc.bigInt({ min: BigInt(min), max: BigInt(max) }).map(Number),
+    );
   }
   if (rules.type === 'string') return stringCandidates(rules).filter((value) => valid(value));
   return fc.jsonValue().filter((value) => valid(value));
@@ -162,28 +215,57 @@ function validValue(rules: Rules, valid: (value: unknown) => boolean): fc.Arbitr
 
 /** One constraint broken: the label says which. The schema still has the last word on whether it is invalid. */
 function invalidValue(rules: Rules, valid: (value: unknown) => boolean): fc.Arbitrary<[string, unknown]> {
-  const wrongType = fc.constantFrom<[string, unknown]>(['as null', null], ['as a boolean', true], ['as an array', []], ['as an object', {}]);
+  const wrongType = fc.constantFrom<[string, unknown]>(
+    ['as null', null],
+    ['as a boolean', true],
+    ['as an array', []],
+    ['as an object', {}],
+  );
   const kinds: fc.WeightedArbitrary<[string, unknown]>[] = [{ weight: 2, arbitrary: wrongType }];
   if (Array.isArray(rules.enum)) {
     const values = rules.enum.map(String);
     const outside = fc
-      .oneof(fc.constantFrom(...values.flatMap((value) => [value.toUpperCase(), ` ${value}`, `${value} `, value.slice(1)])), fc.string({ maxLength: 10 }), fc.constant(''))
+      .oneof(
+        fc.constantFrom(...values.flatMap((value) => [value.toUpperCase(), ` ${value}`, `${value} `, value.slice(1)])),
+        fc.string({ maxLength: 10 }),
+        fc.constant(''),
+      )
       .filter((value) => !values.includes(value))
       .map((value): [string, unknown] => ['outside the enum', value]);
     kinds.push({ weight: 3, arbitrary: outside });
   }
   if (rules.type === 'integer') {
     const [min, max] = bounds(rules);
-    const edges = fc.constantFrom<[string, unknown]>(['below the minimum', min - 1], ['above the maximum', max + 1], ['as a fraction', min + 0.5], ['as a numeric string', String(min)], ['huge', 1e300]);
-    kinds.push({ weight: 3, arbitrary: edges }, { weight: 1, arbitrary: fc.integer({ min: -1_000_000, max: min - 1 }).map((n): [string, unknown] => ['below the minimum', n]) });
+    const edges = fc.constantFrom<[string, unknown]>(
+      ['below the minimum', min - 1],
+      ['above the maximum', max + 1],
+      ['as a fraction', min + 0.5],
+      ['as a numeric string', String(min)],
+      ['huge', 1e300],
+    );
+    kinds.push(
+      { weight: 3, arbitrary: edges },
+      {
+        weight: 1,
+        arbitrary: fc
+          .integer({ min: -1_000_000, max: min - 1 })
+          .map((n): [string, unknown] => ['below the minimum', n]),
+      },
+    );
   }
   if (rules.type === 'string') {
     kinds.push({ weight: 1, arbitrary: fc.constant<[string, unknown]>(['as a number', 5]) });
     const minLength = typeof rules.minLength === 'number' ? rules.minLength : 0;
     const maxLength = typeof rules.maxLength === 'number' ? rules.maxLength : null;
-    if (minLength > 0) kinds.push({ weight: 1, arbitrary: fc.constant<[string, unknown]>(['shorter than minLength', 'x'.repeat(minLength - 1)]) });
+    if (minLength > 0)
+      kinds.push({
+        weight: 1,
+        arbitrary: fc.constant<[string, unknown]>(['shorter than minLength', 'x'.repeat(minLength - 1)]),
+      });
     if (maxLength !== null) {
-      const longer = fc.tuple(fc.constantFrom('x', 'é', '🐕', '中'), fc.integer({ min: 1, max: 3 })).map(([unit, extra]): [string, unknown] => ['longer than maxLength', unit.repeat(maxLength + extra)]);
+      const longer = fc
+        .tuple(fc.constantFrom('x', 'é', '🐕', '中'), fc.integer({ min: 1, max: 3 }))
+        .map(([unit, extra]): [string, unknown] => ['longer than maxLength', unit.repeat(maxLength + extra)]);
       kinds.push({ weight: 1, arbitrary: longer });
     }
     const edges = patternEdges(rules.pattern);
@@ -217,7 +299,9 @@ function stringCandidates(rules: Rules): fc.Arbitrary<string> {
   );
   const minLength = typeof rules.minLength === 'number' ? rules.minLength : 0;
   const maxLength = typeof rules.maxLength === 'number' ? rules.maxLength : 300;
-  const short = fc.array(unit, { minLength: Math.max(minLength, 1), maxLength: Math.min(maxLength, 12) }).map((units) => units.join(''));
+  const short = fc
+    .array(unit, { minLength: Math.max(minLength, 1), maxLength: Math.min(maxLength, 12) })
+    .map((units) => units.join(''));
   return fc.oneof(
     { weight: 6, arbitrary: short },
     // One unit, repeated: blank or invisible names are often made of one character.
@@ -225,7 +309,9 @@ function stringCandidates(rules: Rules): fc.Arbitrary<string> {
     // Padded with a single code point to just under, at, or just over maxLength.
     {
       weight: 1,
-      arbitrary: fc.tuple(short, fc.constantFrom('x', 'é', '🐕', ' '), fc.constantFrom(-1, 0, 1)).map(([text, pad, delta]) => text + pad.repeat(Math.max(0, maxLength + delta - codePoints(text)))),
+      arbitrary: fc
+        .tuple(short, fc.constantFrom('x', 'é', '🐕', ' '), fc.constantFrom(-1, 0, 1))
+        .map(([text, pad, delta]) => text + pad.repeat(Math.max(0, maxLength + delta - codePoints(text)))),
     },
   );
 }
@@ -238,8 +324,15 @@ function patternEdges(pattern: unknown): string[] {
 }
 
 function extraPropertyName(known: string[]): fc.Arbitrary<string> {
-  const variants = known.flatMap((name) => [name.toUpperCase(), `${name}s`, name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), `${name.slice(0, 1).toUpperCase()}${name.slice(1)}`]);
-  return fc.oneof(fc.constantFrom('id', 'nickname', ...variants), fc.stringMatching(/^[a-z][A-Za-z0-9]{0,15}$/)).filter((name) => !known.includes(name) && !(name in Object.prototype));
+  const variants = known.flatMap((name) => [
+    name.toUpperCase(),
+    `${name}s`,
+    name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`),
+    `${name.slice(0, 1).toUpperCase()}${name.slice(1)}`,
+  ]);
+  return fc
+    .oneof(fc.constantFrom('id', 'nickname', ...variants), fc.stringMatching(/^[a-z][A-Za-z0-9]{0,15}$/))
+    .filter((name) => !known.includes(name) && !(name in Object.prototype));
 }
 
 type Param = { name: string; required: boolean; rules: Rules; valid: (value: unknown) => boolean };
@@ -249,22 +342,50 @@ function queryCases(params: Param[]): fc.Arbitrary<Case<[string, string][]>> {
     if (Array.isArray(param.rules.enum)) return fc.constantFrom(...param.rules.enum.map(String));
     const [min, max] = bounds(param.rules);
     // Leading zeros are still decimal digits.
-    return fc.tuple(fc.integer({ min, max }), fc.constantFrom('', '', '', '0', '00')).map(([n, zeros]) => `${zeros}${n}`);
+    return fc
+      .tuple(fc.integer({ min, max }), fc.constantFrom('', '', '', '0', '00'))
+      .map(([n, zeros]) => `${zeros}${n}`);
   };
   const invalidRaw = (param: Param): fc.Arbitrary<string> => {
     if (Array.isArray(param.rules.enum)) {
       const values = param.rules.enum.map(String);
-      return fc.oneof(fc.constantFrom('', ...values.flatMap((value) => [value.toUpperCase(), `${value} `, `${value},${value}`])), fc.string({ maxLength: 10 })).filter((value) => !values.includes(value));
+      return fc
+        .oneof(
+          fc.constantFrom('', ...values.flatMap((value) => [value.toUpperCase(), `${value} `, `${value},${value}`])),
+          fc.string({ maxLength: 10 }),
+        )
+        .filter((value) => !values.includes(value));
     }
     const [min, max] = bounds(param.rules);
     return fc.oneof(
-      fc.constantFrom(String(min - 1), String(max + 1), `${min}.0`, `${min}.5`, `${min}e0`, `1e1`, `+${min}`, ` ${min}`, `${min} `, `-${min}`, '', 'abc', '0x10', `${max}0`),
+      fc.constantFrom(
+        String(min - 1),
+        String(max + 1),
+        `${min}.0`,
+        `${min}.5`,
+        `${min}e0`,
+        `1e1`,
+        `+${min}`,
+        ` ${min}`,
+        `${min} `,
+        `-${min}`,
+        '',
+        'abc',
+        '0x10',
+        `${max}0`,
+      ),
       fc.integer({ min: max + 1, max: 1_000_000 }).map(String),
     );
   };
-  const valid = fc.tuple(...params.map((param) => (param.required ? validRaw(param) : fc.option(validRaw(param), { freq: 3, nil: null })))).map((values) =>
-    values.flatMap((value, index): [string, string][] => (value === null ? [] : [[params[index]?.name ?? '', value]])),
-  );
+  const valid = fc
+    .tuple(
+      ...params.map((param) => (param.required ? validRaw(param) : fc.option(validRaw(param), { freq: 3, nil: null }))),
+    )
+    .map((values) =>
+      values.flatMap((value, index): [string, string][] =>
+        value === null ? [] : [[params[index]?.name ?? '', value]],
+      ),
+    );
   return fc.oneof(
     { weight: params.length, arbitrary: valid.map((value) => ({ label: 'valid', field: null, value })) },
     ...params.map((param) => ({
@@ -282,23 +403,31 @@ function queryCases(params: Param[]): fc.Arbitrary<Case<[string, string][]>> {
  * A query value against its parameter schema: the raw text against `pattern` when there is one,
  * and the value it denotes (an integer read as a decimal number) against the rest.
  */
-function queryValueValid(raw: string, rules: Rules, valid: (value: unknown) => boolean, matches: (pattern: string, raw: string) => boolean): boolean {
+function queryValueValid(
+  raw: string,
+  rules: Rules,
+  valid: (value: unknown) => boolean,
+  matches: (pattern: string, raw: string) => boolean,
+): boolean {
   if (typeof rules.pattern === 'string' && !matches(rules.pattern, raw)) return false;
-  if (rules.type === 'integer' || rules.type === 'number') return /^-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?$/.test(raw) && valid(Number(raw));
+  if (rules.type === 'integer' || rules.type === 'number')
+    return /^-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?$/.test(raw) && valid(Number(raw));
   return valid(raw);
 }
 
 function createdProblem(status: number, answer: unknown, body: Record<string, unknown>): string | null {
   if (status !== 201) return `the service answered ${status}`;
   const pet = asObject(answer, 'the created pet');
-  for (const [name, value] of Object.entries(body)) if (pet[name] !== value) return `the created pet has ${name} ${JSON.stringify(pet[name])}`;
+  for (const [name, value] of Object.entries(body))
+    if (pet[name] !== value) return `the created pet has ${name} ${JSON.stringify(pet[name])}`;
   return null;
 }
 
 function refusedProblem(status: number, answer: unknown, field: string | null): string | null {
   if (status !== 400) return `the service answered ${status}`;
   const error = asObject(answer, 'the error');
-  if (error.code !== 'invalid_request' || error.status !== 400 || typeof error.message !== 'string') return `the 400 body is ${JSON.stringify(answer)}`;
+  if (error.code !== 'invalid_request' || error.status !== 400 || typeof error.message !== 'string')
+    return `the 400 body is ${JSON.stringify(answer)}`;
   if (field !== null && !error.message.includes(field.slice(0, 40))) return `the message does not name ${field}`;
   return null;
 }
@@ -309,7 +438,10 @@ function errorMessage(answer: unknown): string {
 
 /** A message with what varies from request to request (quoted field names, code points, positions) blotted out, to group by. */
 function shapeOf(message: string): string {
-  return message.replace(/"(?:[^"\\]|\\.)*"/g, '"…"').replace(/U\+[0-9A-F]{4,6}/g, 'U+…').replace(/\d+/g, 'N');
+  return message
+    .replace(/"(?:[^"\\]|\\.)*"/g, '"…"')
+    .replace(/U\+[0-9A-F]{4,6}/g, 'U+…')
+    .replace(/\d+/g, 'N');
 }
 
 /** One line per kind of disagreement, with one example; empty when there is none. */
@@ -319,7 +451,9 @@ function report(findings: Finding[]): string {
     const known = kinds.get(kind);
     kinds.set(kind, { count: (known?.count ?? 0) + 1, example: known?.example ?? example });
   }
-  return [...kinds].map(([kind, { count, example }]) => `${count} x ${kind}\n    e.g. ${example.slice(0, 400)}`).join('\n');
+  return [...kinds]
+    .map(([kind, { count, example }]) => `${count} x ${kind}\n    e.g. ${example.slice(0, 400)}`)
+    .join('\n');
 }
 
 function asObject(value: unknown, what: string): Rules {
@@ -334,14 +468,16 @@ function asArray(value: unknown, what: string): unknown[] {
 
 function at(value: unknown, path: string[]): unknown {
   let current = value;
-  for (const part of path) current = Array.isArray(current) ? current[Number(part)] : asObject(current, path.join('/'))[part];
+  for (const part of path)
+    current = Array.isArray(current) ? current[Number(part)] : asObject(current, path.join('/'))[part];
   return current;
 }
 
 /** The schema with its $ref followed and its allOf merged: the constraints a generator needs. */
 function resolve(document: Rules, schema: unknown): Rules {
   const object = asObject(schema, 'a schema');
-  if (typeof object.$ref === 'string') return resolve(document, at(document, object.$ref.replace(/^#\//, '').split('/')));
+  if (typeof object.$ref === 'string')
+    return resolve(document, at(document, object.$ref.replace(/^#\//, '').split('/')));
   const { allOf, ...rest } = object;
   return Array.isArray(allOf) ? Object.assign({}, ...allOf.map((part) => resolve(document, part)), rest) : rest;
 }
@@ -349,11 +485,16 @@ function resolve(document: Rules, schema: unknown): Rules {
 /** Where a schema reached through $ref lives, as a JSON pointer. */
 function refPointer(schema: unknown): string[] {
   const object = asObject(schema, 'a schema');
-  return typeof object.$ref === 'string' ? object.$ref.replace(/^#\//, '').split('/') : fail('the request body schema is not a $ref');
+  return typeof object.$ref === 'string'
+    ? object.$ref.replace(/^#\//, '').split('/')
+    : fail('the request body schema is not a $ref');
 }
 
 function bounds(rules: Rules): [number, number] {
-  return [typeof rules.minimum === 'number' ? rules.minimum : -1_000_000, typeof rules.maximum === 'number' ? rules.maximum : 1_000_000];
+  return [
+    typeof rules.minimum === 'number' ? rules.minimum : -1_000_000,
+    typeof rules.maximum === 'number' ? rules.maximum : 1_000_000,
+  ];
 }
 
 function omit(body: Record<string, unknown>, name: string): Record<string, unknown> {

@@ -3,7 +3,6 @@ import openapiTS, { astToString } from 'openapi-typescript';
 import { SNAPSHOT_SERVERS } from '../../src/interface/http/openapi.js';
 import { useService } from '../support/server.js';
 
-
 const service = useService({ servers: SNAPSHOT_SERVERS });
 
 describe('the committed OpenAPI snapshot (docs/openapi.json)', () => {
@@ -14,7 +13,9 @@ describe('the committed OpenAPI snapshot (docs/openapi.json)', () => {
   });
 
   it('is what the committed typed client (test/client/petstore-api.ts) was generated from', async () => {
-    const generated = astToString(await openapiTS(new URL('../../docs/openapi.json', import.meta.url), { redocly: undefined }));
+    const generated = astToString(
+      await openapiTS(new URL('../../docs/openapi.json', import.meta.url), { redocly: undefined }),
+    );
 
     // The CLI adds a header comment before the generated code; the rest must match exactly.
     const committed = (await readFile('test/client/petstore-api.ts', 'utf8')).replace(/^\/\*\*[\s\S]*?\*\/\n\n/, '');

@@ -21,7 +21,10 @@ describe('the OpenAPI document', () => {
   it('is version 1.0.0 with the production and staging servers from configuration', () => {
     expect(document.openapi).toMatch(/^3\./);
     expect(document.info.version).toBe('1.0.0');
-    expect(document.servers.map((server: { url: string }) => server.url)).toEqual(['https://petstore.example.com/v1', 'https://staging.petstore.example.com/v1']);
+    expect(document.servers.map((server: { url: string }) => server.url)).toEqual([
+      'https://petstore.example.com/v1',
+      'https://staging.petstore.example.com/v1',
+    ]);
   });
 
   it('has exactly the three operations, relative to the /v1 servers, with the spec operation ids', () => {
@@ -35,18 +38,29 @@ describe('the OpenAPI document', () => {
 
   it('names the schemas as the spec does', () => {
     expect(Object.keys(document.components.schemas).sort()).toEqual(['Error', 'NewPet', 'Pet', 'PetStatus', 'Pets']);
-    expect(document.components.schemas.PetStatus).toMatchObject({ type: 'string', enum: ['available', 'pending', 'sold'] });
+    expect(document.components.schemas.PetStatus).toMatchObject({
+      type: 'string',
+      enum: ['available', 'pending', 'sold'],
+    });
     expect([...document.components.schemas.NewPet.required].sort()).toEqual(['categoryId', 'name']);
     expect([...document.components.schemas.Pet.required].sort()).toEqual(['categoryId', 'id', 'name', 'status']);
     expect(document.components.schemas.Pet.properties.id).toMatchObject({ type: 'integer', format: 'int64' });
     expect([...document.components.schemas.Error.required].sort()).toEqual(['code', 'message', 'status']);
-    expect(document.components.schemas.Pets).toEqual(expect.objectContaining({ type: 'array', items: { $ref: '#/components/schemas/Pet' } }));
-    expect(document.paths['/pets'].get.responses['200'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Pets' });
+    expect(document.components.schemas.Pets).toEqual(
+      expect.objectContaining({ type: 'array', items: { $ref: '#/components/schemas/Pet' } }),
+    );
+    expect(document.paths['/pets'].get.responses['200'].content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/Pets',
+    });
   });
 
   it('secures every operation with HTTP bearer', () => {
     expect(document.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
-    for (const operation of [document.paths['/pets'].get, document.paths['/pets'].post, document.paths['/pets/{petId}'].get]) {
+    for (const operation of [
+      document.paths['/pets'].get,
+      document.paths['/pets'].post,
+      document.paths['/pets/{petId}'].get,
+    ]) {
       expect(operation.security).toEqual([{ bearerAuth: [] }]);
       expect(operation.responses['401']).toBeDefined();
     }
@@ -57,7 +71,11 @@ describe('the OpenAPI document', () => {
     const limit = parameters.find((p: { name: string }) => p.name === 'limit');
     const status = parameters.find((p: { name: string }) => p.name === 'status');
 
-    expect(limit).toMatchObject({ in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 } });
+    expect(limit).toMatchObject({
+      in: 'query',
+      required: false,
+      schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
+    });
     expect(status.schema).toEqual({ $ref: '#/components/schemas/PetStatus' });
   });
 
@@ -71,10 +89,41 @@ describe('the OpenAPI document', () => {
   });
 
   it('declares the responses the service adds, with their headers', () => {
-    expect(Object.keys(document.paths['/pets'].get.responses).sort()).toEqual(['200', '400', '401', '429', '431', '500', '503']);
-    expect(Object.keys(document.paths['/pets'].post.responses).sort()).toEqual(['201', '400', '401', '409', '413', '415', '422', '429', '431', '500', '503']);
-    expect(Object.keys(document.paths['/pets/{petId}'].get.responses).sort()).toEqual(['200', '400', '401', '404', '429', '431', '500', '503']);
-    expect(document.paths['/pets'].post.parameters).toEqual([expect.objectContaining({ name: 'Idempotency-Key', in: 'header', required: false })]);
+    expect(Object.keys(document.paths['/pets'].get.responses).sort()).toEqual([
+      '200',
+      '400',
+      '401',
+      '429',
+      '431',
+      '500',
+      '503',
+    ]);
+    expect(Object.keys(document.paths['/pets'].post.responses).sort()).toEqual([
+      '201',
+      '400',
+      '401',
+      '409',
+      '413',
+      '415',
+      '422',
+      '429',
+      '431',
+      '500',
+      '503',
+    ]);
+    expect(Object.keys(document.paths['/pets/{petId}'].get.responses).sort()).toEqual([
+      '200',
+      '400',
+      '401',
+      '404',
+      '429',
+      '431',
+      '500',
+      '503',
+    ]);
+    expect(document.paths['/pets'].post.parameters).toEqual([
+      expect.objectContaining({ name: 'Idempotency-Key', in: 'header', required: false }),
+    ]);
     expect(document.paths['/pets'].get.responses['200'].headers.Link).toBeDefined();
     expect(document.paths['/pets'].post.responses['201'].headers.Location).toBeDefined();
     expect(document.paths['/pets'].get.responses['401'].headers['WWW-Authenticate']).toBeDefined();

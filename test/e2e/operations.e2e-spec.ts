@@ -16,7 +16,15 @@ afterAll(async () => {
 });
 
 /** Collects what the service logs, one parsed JSON line each. */
-type LogLine = { msg?: string; level?: number; context?: string; route?: string; durationMs?: number; request?: { id?: string; method?: string }; response?: { status?: number } };
+type LogLine = {
+  msg?: string;
+  level?: number;
+  context?: string;
+  route?: string;
+  durationMs?: number;
+  request?: { id?: string; method?: string };
+  response?: { status?: number };
+};
 
 function logCapture(): { stream: Writable; lines: () => LogLine[]; text: () => string } {
   let text = '';
@@ -26,7 +34,15 @@ function logCapture(): { stream: Writable; lines: () => LogLine[]; text: () => s
       done();
     },
   });
-  return { stream, text: () => text, lines: () => text.trim().split('\n').map((line) => JSON.parse(line)) };
+  return {
+    stream,
+    text: () => text,
+    lines: () =>
+      text
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line)),
+  };
 }
 
 describe('logs', () => {
@@ -44,21 +60,40 @@ describe('logs', () => {
   it("write Nest's own start-up lines as JSON with their context, through the same logger", () => {
     expect(log.lines()).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ level: 30, context: 'RouterExplorer', msg: expect.stringContaining('{/v1/pets, POST}') }),
-        expect.objectContaining({ level: 30, context: 'NestApplication', msg: 'Nest application successfully started' }),
+        expect.objectContaining({
+          level: 30,
+          context: 'RouterExplorer',
+          msg: expect.stringContaining('{/v1/pets, POST}'),
+        }),
+        expect.objectContaining({
+          level: 30,
+          context: 'NestApplication',
+          msg: 'Nest application successfully started',
+        }),
       ]),
     );
   });
 
   it('write one JSON line per request with method, route, status, duration and request id, and never the key or the body', async () => {
-    await fetch(`${server.url}/v1/pets`, { method: 'POST', headers: { ...json, 'X-Request-Id': 'trace-42' }, body: JSON.stringify({ name: 'Secret Name Rex', categoryId: 1 }) });
+    await fetch(`${server.url}/v1/pets`, {
+      method: 'POST',
+      headers: { ...json, 'X-Request-Id': 'trace-42' },
+      body: JSON.stringify({ name: 'Secret Name Rex', categoryId: 1 }),
+    });
     await fetch(`${server.url}/v1/pets/1`, { headers: authorized });
     await fetch(`${server.url}/v1/pets`, { headers: { Authorization: 'Bearer wrong-key-that-must-not-be-logged' } });
     await fetch(`${server.url}/v1/nowhere`);
     await fetch(`${server.url}/healthz`);
 
     const requests = log.lines().filter((line) => line.msg === 'request');
-    expect(requests.map(({ request, response, route }) => ({ requestId: request?.id, method: request?.method, route, status: response?.status }))).toEqual([
+    expect(
+      requests.map(({ request, response, route }) => ({
+        requestId: request?.id,
+        method: request?.method,
+        route,
+        status: response?.status,
+      })),
+    ).toEqual([
       { requestId: 'trace-42', method: 'POST', route: '/v1/pets', status: 201 },
       { requestId: expect.any(String), method: 'GET', route: '/v1/pets/:petId', status: 200 },
       { requestId: expect.any(String), method: 'GET', route: '/v1/pets', status: 401 },
@@ -66,7 +101,13 @@ describe('logs', () => {
       { requestId: expect.any(String), method: 'GET', route: '/healthz', status: 200 },
     ]);
     for (const line of requests) expect(line.durationMs).toEqual(expect.any(Number));
-    for (const secret of [TEST_API_KEY, 'wrong-key-that-must-not-be-logged', 'Secret Name Rex', 'authorization', 'Bearer']) {
+    for (const secret of [
+      TEST_API_KEY,
+      'wrong-key-that-must-not-be-logged',
+      'Secret Name Rex',
+      'authorization',
+      'Bearer',
+    ]) {
       expect(log.text()).not.toContain(secret);
     }
   });
@@ -103,7 +144,9 @@ describe('GET /metrics', () => {
       expect(text).toContain('http_requests_total{method="GET",route="/v1/pets",status="200"} 1');
       expect(text).toContain('http_requests_total{method="GET",route="/v1/pets",status="401"} 1');
       expect(text).toContain('http_requests_total{method="GET",route="/v1/pets/:petId",status="404"} 1');
-      expect(text).toContain('http_request_duration_seconds_bucket{le="+Inf",method="GET",route="/v1/pets",status="200"} 1');
+      expect(text).toContain(
+        'http_request_duration_seconds_bucket{le="+Inf",method="GET",route="/v1/pets",status="200"} 1',
+      );
       expect(text).toMatch(/db_pool_connections\{state="total"\} \d+/);
       expect(text).toContain('process_resident_memory_bytes');
       expect(text).not.toContain('123456');
@@ -129,7 +172,9 @@ describe('graceful shutdown', () => {
       .filter((line) => line.startsWith('http_requests_total{'))
       .map((line) => ({ status: /status="(\d+)"/.exec(line)?.[1] ?? '', count: Number(line.split(' ').at(-1)) }));
     const acceptedTotal = accepted.reduce((sum, { count }) => sum + count, 0);
-    console.log(`shutdown under load: ${JSON.stringify(counts)}, server accepted ${acceptedTotal}, drained in ${result.drainedInMs} ms`);
+    console.log(
+      `shutdown under load: ${JSON.stringify(counts)}, server accepted ${acceptedTotal}, drained in ${result.drainedInMs} ms`,
+    );
     expect(counts.failed).toBe(0);
     expect(counts.dropped).toBe(0);
     expect(counts.refused).toBeGreaterThanOrEqual(16);
@@ -150,7 +195,11 @@ describe('graceful shutdown', () => {
 
       expect(response.status).toBe(503);
       expect(response.headers.get('connection')).toBe('close');
-      expect(await response.json()).toEqual({ code: 'unavailable', message: expect.stringContaining('shutting down'), status: 503 });
+      expect(await response.json()).toEqual({
+        code: 'unavailable',
+        message: expect.stringContaining('shutting down'),
+        status: 503,
+      });
     } finally {
       await server.close();
     }

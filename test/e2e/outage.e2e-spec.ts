@@ -32,7 +32,11 @@ afterAll(async () => {
 });
 
 /** Polls `path` until it answers `status`; returns the milliseconds it took and the slowest answer. */
-async function until(pathname: string, status: number, headers: Record<string, string> = {}): Promise<{ ms: number; slowestMs: number }> {
+async function until(
+  pathname: string,
+  status: number,
+  headers: Record<string, string> = {},
+): Promise<{ ms: number; slowestMs: number }> {
   const started = Date.now();
   let slowestMs = 0;
   for (;;) {
@@ -57,7 +61,11 @@ describe('a database outage', () => {
 
     expect(during.status).toBe(503);
     expect(during.headers.get('retry-after')).toBe('5');
-    expect(await during.json()).toEqual({ code: 'unavailable', message: expect.stringContaining('database'), status: 503 });
+    expect(await during.json()).toEqual({
+      code: 'unavailable',
+      message: expect.stringContaining('database'),
+      status: 503,
+    });
 
     postgres = await startEmbeddedPostgres(dataDir, { port });
     const recovered = await until('/v1/pets', 200, authorized);

@@ -16,7 +16,11 @@ async function createConcurrently(count: number): Promise<number[]> {
     Array.from({ length: WRITERS }, async () => {
       for (let i = next++; i < count; i = next++) {
         const headers = i % 2 === 0 ? { ...json, 'Idempotency-Key': `race-${i}` } : json;
-        const response = await fetch(`${service.server.url}/v1/pets`, { method: 'POST', headers, body: JSON.stringify({ name: `racer ${i}`, categoryId: 1 }) });
+        const response = await fetch(`${service.server.url}/v1/pets`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ name: `racer ${i}`, categoryId: 1 }),
+        });
         const body: unknown = await response.json();
         if (response.status !== 201) throw new Error(`create ${i}: ${response.status} ${JSON.stringify(body)}`);
         acknowledged.push(Number(Reflect.get(Object(body), 'id')));
@@ -30,11 +34,12 @@ async function createConcurrently(count: number): Promise<number[]> {
 async function pageToTheEnd(done: () => boolean): Promise<Set<number>> {
   const seen = new Set<number>();
   let cursor: string | null = null;
-  for (let finished = false; ; ) {
+  for (let finished = false; ;) {
     const query: string = cursor === null ? 'limit=100' : `limit=100&cursor=${cursor}`;
     const response = await fetch(`${service.server.url}/v1/pets?${query}`, { headers: authorized });
     const pets: unknown = await response.json();
-    if (response.status !== 200 || !Array.isArray(pets)) throw new Error(`page: ${response.status} ${JSON.stringify(pets)}`);
+    if (response.status !== 200 || !Array.isArray(pets))
+      throw new Error(`page: ${response.status} ${JSON.stringify(pets)}`);
     for (const pet of pets) seen.add(Number(Reflect.get(Object(pet), 'id')));
     const next = /cursor=([^&>]+)/.exec(response.headers.get('link') ?? '')?.[1];
     if (next !== undefined) cursor = next;
@@ -53,7 +58,9 @@ describe('paging while pets are created', () => {
     const seenByEach = await Promise.all(pagers);
 
     const missed = seenByEach.map((seen) => acknowledged.filter((id) => !seen.has(id)));
-    console.log(`paging race: ${acknowledged.length} creates acknowledged; missed by each pager: ${missed.map((m) => m.length).join(', ')}`);
+    console.log(
+      `paging race: ${acknowledged.length} creates acknowledged; missed by each pager: ${missed.map((m) => m.length).join(', ')}`,
+    );
     expect(acknowledged).toHaveLength(CREATES);
     expect(missed).toEqual(seenByEach.map(() => []));
   });

@@ -9,7 +9,8 @@ async function create(body: unknown): Promise<Response> {
 
 async function createMany(count: number, status?: string): Promise<number[]> {
   const ids: number[] = [];
-  for (let i = 0; i < count; i++) ids.push((await readPet(await create({ name: `pet ${i}`, categoryId: 1, ...(status ? { status } : {}) }))).id);
+  for (let i = 0; i < count; i++)
+    ids.push((await readPet(await create({ name: `pet ${i}`, categoryId: 1, ...(status ? { status } : {}) }))).id);
   return ids;
 }
 
@@ -133,22 +134,39 @@ describe('GET /v1/pets', () => {
   });
 
   it('refuses a cursor the service did not issue', async () => {
-    const response = await fetch(`${service.server.url}/v1/pets?cursor=${Buffer.from('1.5.').toString('base64url')}.abc`, { headers: authorized });
+    const response = await fetch(
+      `${service.server.url}/v1/pets?cursor=${Buffer.from('1.5.').toString('base64url')}.abc`,
+      { headers: authorized },
+    );
 
     expect(response.status).toBe(400);
-    expect(await response.json()).toEqual({ code: 'invalid_request', message: expect.stringContaining('cursor'), status: 400 });
+    expect(await response.json()).toEqual({
+      code: 'invalid_request',
+      message: expect.stringContaining('cursor'),
+      status: 400,
+    });
   });
 
-  it.each([['limit=0'], ['limit=101'], ['limit=abc'], ['limit=5.5'], ['limit=-1'], ['status=lost'], ['limit=1&limit=2'], ['status=sold&status=sold']])(
-    'answers 400 naming the parameter for ?%s',
-    async (query) => {
-      const response = await fetch(`${service.server.url}/v1/pets?${query}`, { headers: authorized });
+  it.each([
+    ['limit=0'],
+    ['limit=101'],
+    ['limit=abc'],
+    ['limit=5.5'],
+    ['limit=-1'],
+    ['status=lost'],
+    ['limit=1&limit=2'],
+    ['status=sold&status=sold'],
+  ])('answers 400 naming the parameter for ?%s', async (query) => {
+    const response = await fetch(`${service.server.url}/v1/pets?${query}`, { headers: authorized });
 
-      expect(response.status).toBe(400);
-      const parameter = query.split('=')[0] ?? '';
-      expect(await response.json()).toEqual({ code: 'invalid_request', message: expect.stringContaining(parameter), status: 400 });
-    },
-  );
+    expect(response.status).toBe(400);
+    const parameter = query.split('=')[0] ?? '';
+    expect(await response.json()).toEqual({
+      code: 'invalid_request',
+      message: expect.stringContaining(parameter),
+      status: 400,
+    });
+  });
 });
 
 describe('GET /v1/pets/{petId} (deprecated)', () => {
@@ -163,17 +181,27 @@ describe('GET /v1/pets/{petId} (deprecated)', () => {
     expect(response.headers.get('deprecation')).toMatch(/^@\d+$/);
   });
 
-  it.each([['424242'], ['0'], ['-1'], ['abc'], ['1.5'], ['9007199254740992'], ['99999999999999999999'], ['%F0%9F%90%95']])(
-    'answers 404 not_found, still with Sunset and Deprecation, for petId %s',
-    async (petId) => {
-      const response = await fetch(`${service.server.url}/v1/pets/${petId}`, { headers: authorized });
+  it.each([
+    ['424242'],
+    ['0'],
+    ['-1'],
+    ['abc'],
+    ['1.5'],
+    ['9007199254740992'],
+    ['99999999999999999999'],
+    ['%F0%9F%90%95'],
+  ])('answers 404 not_found, still with Sunset and Deprecation, for petId %s', async (petId) => {
+    const response = await fetch(`${service.server.url}/v1/pets/${petId}`, { headers: authorized });
 
-      expect(response.status).toBe(404);
-      expect(await response.json()).toEqual({ code: 'not_found', message: expect.stringContaining('does not exist'), status: 404 });
-      expect(response.headers.get('sunset')).toBe('Thu, 05 Dec 2030 00:00:00 GMT');
-      expect(response.headers.get('deprecation')).toBe('@1795219200');
-    },
-  );
+    expect(response.status).toBe(404);
+    expect(await response.json()).toEqual({
+      code: 'not_found',
+      message: expect.stringContaining('does not exist'),
+      status: 404,
+    });
+    expect(response.headers.get('sunset')).toBe('Thu, 05 Dec 2030 00:00:00 GMT');
+    expect(response.headers.get('deprecation')).toBe('@1795219200');
+  });
 });
 
 describe('methods the resource does not have', () => {
@@ -186,6 +214,10 @@ describe('methods the resource does not have', () => {
 
     expect(response.status).toBe(405);
     expect(response.headers.get('allow')).toBe(allow);
-    expect(await response.json()).toEqual({ code: 'method_not_allowed', message: expect.stringContaining('GET'), status: 405 });
+    expect(await response.json()).toEqual({
+      code: 'method_not_allowed',
+      message: expect.stringContaining('GET'),
+      status: 405,
+    });
   });
 });

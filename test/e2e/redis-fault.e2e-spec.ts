@@ -13,7 +13,9 @@ beforeAll(async () => {
   redis = await startRedis();
   client = connectRedis(redis.url);
   client.on('error', () => undefined);
-  server = await startServer(database, { rateLimits: new FlexibleRateLimits({ perKeyPerMinute: 10_000, failedAuthenticationsPerMinute: 10_000 }, client) });
+  server = await startServer(database, {
+    rateLimits: new FlexibleRateLimits({ perKeyPerMinute: 10_000, failedAuthenticationsPerMinute: 10_000 }, client),
+  });
 });
 afterAll(async () => {
   await server?.close();
@@ -23,7 +25,10 @@ afterAll(async () => {
 });
 
 /** Status and milliseconds of one request. */
-async function timed(path: string, headers: Record<string, string> = {}): Promise<{ status: number; ms: number; body: unknown }> {
+async function timed(
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; ms: number; body: unknown }> {
   const started = performance.now();
   const response = await fetch(`${server.url}${path}`, { headers, signal: AbortSignal.timeout(10_000) });
   const body: unknown = await response.json();
@@ -40,11 +45,16 @@ describe('a Redis that stops answering', () => {
       const wrongKey = await timed('/v1/pets', { Authorization: 'Bearer wrong' });
       const noKey = await timed('/v1/pets');
       const ready = await timed('/readyz');
-      console.log(`Redis paused: ${[withKey, wrongKey, noKey, ready].map(({ status, ms }) => `${status} in ${Math.round(ms)} ms`).join(', ')}`);
+      console.log(
+        `Redis paused: ${[withKey, wrongKey, noKey, ready].map(({ status, ms }) => `${status} in ${Math.round(ms)} ms`).join(', ')}`,
+      );
 
       expect([withKey.status, wrongKey.status, noKey.status]).toEqual([200, 401, 401]);
       for (const answer of [withKey, wrongKey, noKey, ready]) expect(answer.ms).toBeLessThan(1000);
-      expect(ready).toMatchObject({ status: 200, body: { status: 'ok', degraded: [expect.stringContaining('Redis does not answer')] } });
+      expect(ready).toMatchObject({
+        status: 200,
+        body: { status: 'ok', degraded: [expect.stringContaining('Redis does not answer')] },
+      });
     } finally {
       redis.resume();
     }

@@ -14,7 +14,10 @@ async function traffic(path: string, clients: number, until: () => boolean): Pro
     Array.from({ length: clients }, async () => {
       while (!until()) {
         const sentAt = performance.now();
-        const response = await fetch(`${service.server.url}${path}`, { headers: authorized, signal: AbortSignal.timeout(30_000) });
+        const response = await fetch(`${service.server.url}${path}`, {
+          headers: authorized,
+          signal: AbortSignal.timeout(30_000),
+        });
         await response.arrayBuffer();
         answers.push({ status: response.status, sentAt, ms: performance.now() - sentAt });
       }

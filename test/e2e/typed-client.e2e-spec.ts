@@ -12,7 +12,9 @@ function client(key = TEST_API_KEY) {
 
 describe('a typed client generated from the document', () => {
   it('createPet: adds a pet and reads the typed Pet back', async () => {
-    const { data, error, response } = await client().POST('/pets', { body: { name: 'Rex', categoryId: 7, status: 'pending' } });
+    const { data, error, response } = await client().POST('/pets', {
+      body: { name: 'Rex', categoryId: 7, status: 'pending' },
+    });
 
     expect(error).toBeUndefined();
     expect(response.status).toBe(201);
@@ -46,7 +48,11 @@ describe('a typed client generated from the document', () => {
   });
 
   it('getPet: gets the typed 404 and 401 Error bodies', async () => {
-    expect((await client().GET('/pets/{petId}', { params: { path: { petId: 424242 } } })).error?.code).toBe('not_found');
-    expect((await client('wrong').GET('/pets/{petId}', { params: { path: { petId: 1 } } })).error?.code).toBe('unauthorized');
+    expect((await client().GET('/pets/{petId}', { params: { path: { petId: 424242 } } })).error?.code).toBe(
+      'not_found',
+    );
+    expect((await client('wrong').GET('/pets/{petId}', { params: { path: { petId: 1 } } })).error?.code).toBe(
+      'unauthorized',
+    );
   });
 });

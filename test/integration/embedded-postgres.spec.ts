@@ -2,13 +2,31 @@ import { type ChildProcess, execFileSync, type SpawnOptions, spawn } from 'node:
 import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { chmod, chown, lstat, mkdir, mkdtemp, readdir, readFile, readlink, realpath, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import {
+  chmod,
+  chown,
+  lstat,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  readlink,
+  realpath,
+  rm,
+  stat,
+  symlink,
+  writeFile,
+} from 'node:fs/promises';
 import { connect, createServer } from 'node:net';
 import { networkInterfaces, tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import ts from 'typescript';
-import { type EmbeddedDatabase, EmbeddedPostgresError, startEmbeddedPostgres } from '../../src/infrastructure/embedded-postgres.js';
+import {
+  type EmbeddedDatabase,
+  EmbeddedPostgresError,
+  startEmbeddedPostgres,
+} from '../../src/infrastructure/embedded-postgres.js';
 
 // These tests always use the embedded server: they are about it, whatever DATABASE_URL says.
 const SHARED_DIR = '/var/lib/petstore';
@@ -165,7 +183,10 @@ async function compileModule(): Promise<string> {
   await chmod(dir, 0o755); // the non-root test user runs it from here
   const source = await readFile('src/infrastructure/embedded-postgres.ts', 'utf8');
   const options = { module: ts.ModuleKind.ES2022, target: ts.ScriptTarget.ES2022 };
-  await writeFile(path.join(dir, 'embedded-postgres.js'), ts.transpileModule(source, { compilerOptions: options }).outputText);
+  await writeFile(
+    path.join(dir, 'embedded-postgres.js'),
+    ts.transpileModule(source, { compilerOptions: options }).outputText,
+  );
   await writeFile(path.join(dir, 'package.json'), '{ "type": "module" }');
   await symlink(path.resolve('node_modules'), path.join(dir, 'node_modules'));
   return dir;
@@ -178,10 +199,23 @@ type StartOptions = Parameters<typeof startEmbeddedPostgres>[1];
  * test/support/hold-embedded-postgres.mjs on `data` with TMPDIR=privateTmp (or `tmp`), optionally
  * as another OS user; resolves with its first line.
  */
-async function hold(data: string, as: { user?: string; tmp?: string; options?: StartOptions } = {}): Promise<{ holder: ChildProcess; reply: HolderReply }> {
-  const args = [path.resolve('test/support/hold-embedded-postgres.mjs'), path.join(compiledDir, 'embedded-postgres.js'), data, JSON.stringify(as.options ?? {})];
-  const options: SpawnOptions = { stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, TMPDIR: as.tmp ?? privateTmp } };
-  const holder = as.user ? spawn('runuser', ['-u', as.user, '--', process.execPath, ...args], options) : spawn(process.execPath, args, options);
+async function hold(
+  data: string,
+  as: { user?: string; tmp?: string; options?: StartOptions } = {},
+): Promise<{ holder: ChildProcess; reply: HolderReply }> {
+  const args = [
+    path.resolve('test/support/hold-embedded-postgres.mjs'),
+    path.join(compiledDir, 'embedded-postgres.js'),
+    data,
+    JSON.stringify(as.options ?? {}),
+  ];
+  const options: SpawnOptions = {
+    stdio: ['pipe', 'pipe', 'inherit'],
+    env: { ...process.env, TMPDIR: as.tmp ?? privateTmp },
+  };
+  const holder = as.user
+    ? spawn('runuser', ['-u', as.user, '--', process.execPath, ...args], options)
+    : spawn(process.execPath, args, options);
   holders.push(holder);
   const line = await new Promise<string>((resolve, reject) => {
     createInterface({ input: holder.stdout! }).once('line', resolve);
@@ -231,7 +265,9 @@ describe('embedded PostgreSQL', () => {
     expect(await mode(path.join(dataDir, 'postgres-password'))).toBe(0o600);
     const cluster = await realpath(path.join(dataDir, 'postgres'));
     expect(await mode(cluster)).toBe(0o700);
-    const readableByOthers = (await walk(cluster)).filter(({ mode }) => (mode & 0o170000) !== 0o120000 && (mode & 0o077) !== 0);
+    const readableByOthers = (await walk(cluster)).filter(
+      ({ mode }) => (mode & 0o170000) !== 0o120000 && (mode & 0o077) !== 0,
+    );
     expect(readableByOthers).toEqual([]);
     expect(await readdir(privateTmp)).toEqual([]);
   });
@@ -306,7 +342,9 @@ describe('embedded PostgreSQL', () => {
   });
 
   it('keeps an error message to one line, whatever the output it quotes', () => {
-    expect(new EmbeddedPostgresError('initdb failed: initdb: error: x\n  initdb: detail: y\n').message).toBe('initdb failed: initdb: error: x initdb: detail: y');
+    expect(new EmbeddedPostgresError('initdb failed: initdb: error: x\n  initdb: detail: y\n').message).toBe(
+      'initdb failed: initdb: error: x initdb: detail: y',
+    );
   });
 
   describe('fails in one line, leaving nothing in the temp directory,', () => {
@@ -369,20 +407,27 @@ describe('embedded PostgreSQL', () => {
 (asRoot ? describe : describe.skip)('embedded PostgreSQL started by root', () => {
   it('runs postgres as the OS user postgres, with its cluster and binaries in /var/lib/petstore and nothing else made outside DATA_DIR', async () => {
     const before = await sharedEntries();
-    const id = createHash('sha256').update(path.join(await realpath(parentDir), 'data')).digest('hex').slice(0, 16);
+    const id = createHash('sha256')
+      .update(path.join(await realpath(parentDir), 'data'))
+      .digest('hex')
+      .slice(0, 16);
     const postgresUid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }));
 
     const { reply } = await hold(dataDir);
 
     const cluster = path.join(SHARED_DIR, 'clusters', id);
     const made = (await sharedEntries()).filter((entry) => !before.includes(entry));
-    const documented = (entry: string): boolean => ['clusters', `clusters/${id}`].includes(entry) || /^postgresql-\d+\.\d+$/.test(entry);
+    const documented = (entry: string): boolean =>
+      ['clusters', `clusters/${id}`].includes(entry) || /^postgresql-\d+\.\d+$/.test(entry);
     expect(made).toContain(`clusters/${id}`);
     expect(made.filter((entry) => !documented(entry))).toEqual([]);
     expect(await readlink(path.join(dataDir, 'postgres'))).toBe(cluster);
     expect(await mode(SHARED_DIR)).toBe(0o755);
     expect(await mode(path.join(SHARED_DIR, 'clusters'))).toBe(0o755);
-    expect({ owner: (await stat(cluster)).uid, mode: await mode(cluster) }).toEqual({ owner: postgresUid, mode: 0o700 });
+    expect({ owner: (await stat(cluster)).uid, mode: await mode(cluster) }).toEqual({
+      owner: postgresUid,
+      mode: 0o700,
+    });
     const status = await readFile(`/proc/${await postmasterPid(dataDir)}/status`, 'utf8');
     expect(/^Uid:\s+(\d+)/m.exec(status)?.[1]).toBe(String(postgresUid));
     expect(await query(reply.url ?? '', 'SELECT current_user AS name')).toEqual([{ name: 'postgres' }]);
@@ -396,7 +441,9 @@ describe('embedded PostgreSQL', () => {
     expect(copies).not.toEqual([]);
     for (const copy of copies) {
       expect(copy).toMatch(/^postgresql-\d+\.\d+$/); // no half copy left behind
-      const changeable = (await walk(path.join(SHARED_DIR, copy))).filter(({ mode }) => (mode & 0o170000) !== 0o120000 && (mode & 0o022) !== 0);
+      const changeable = (await walk(path.join(SHARED_DIR, copy))).filter(
+        ({ mode }) => (mode & 0o170000) !== 0o120000 && (mode & 0o022) !== 0,
+      );
       expect(changeable).toEqual([]);
       expect((await stat(path.join(SHARED_DIR, copy, 'bin', 'postgres'))).uid).toBe(0);
     }
@@ -405,59 +452,64 @@ describe('embedded PostgreSQL', () => {
   // The test user runs this checkout's node_modules: not possible when the checkout itself is
   // under a directory only root may enter (as CI's may be). scripts/ci/fresh-clone-users.sh
   // covers a non-root user there, from a clone in that user's own home.
-  (checkoutReachableByOthers() ? describe : describe.skip)(`as the non-root user ${TEST_USER}, whose home has mode 700`, () => {
-    let home: string;
-    let userTmp: string;
+  (checkoutReachableByOthers() ? describe : describe.skip)(
+    `as the non-root user ${TEST_USER}, whose home has mode 700`,
+    () => {
+      let home: string;
+      let userTmp: string;
 
-    beforeAll(async () => {
-      try {
-        execFileSync('id', [TEST_USER], { stdio: 'ignore' });
-      } catch {
-        execFileSync('useradd', ['--create-home', '--shell', '/bin/sh', TEST_USER]);
-      }
-    });
-    beforeEach(async () => {
-      home = execFileSync('getent', ['passwd', TEST_USER], { encoding: 'utf8' }).split(':')[5] ?? '';
-      await chmod(home, 0o700);
-      userTmp = path.join(privateTmp, 'user');
-      await mkdir(userTmp, { mode: 0o700 });
-      const uid = Number(execFileSync('id', ['-u', TEST_USER], { encoding: 'utf8' }));
-      await chown(userTmp, uid, uid);
-      await chmod(privateTmp, 0o755);
-    });
-    afterEach(async () => {
-      await Promise.all(holders.splice(0).map(stopHolder));
-      await stopLeftoverServer(path.join(home, 'petstore-data'));
-      await rm(path.join(home, 'petstore-data'), { recursive: true, force: true });
-    });
+      beforeAll(async () => {
+        try {
+          execFileSync('id', [TEST_USER], { stdio: 'ignore' });
+        } catch {
+          execFileSync('useradd', ['--create-home', '--shell', '/bin/sh', TEST_USER]);
+        }
+      });
+      beforeEach(async () => {
+        home = execFileSync('getent', ['passwd', TEST_USER], { encoding: 'utf8' }).split(':')[5] ?? '';
+        await chmod(home, 0o700);
+        userTmp = path.join(privateTmp, 'user');
+        await mkdir(userTmp, { mode: 0o700 });
+        const uid = Number(execFileSync('id', ['-u', TEST_USER], { encoding: 'utf8' }));
+        await chown(userTmp, uid, uid);
+        await chmod(privateTmp, 0o755);
+      });
+      afterEach(async () => {
+        await Promise.all(holders.splice(0).map(stopHolder));
+        await stopLeftoverServer(path.join(home, 'petstore-data'));
+        await rm(path.join(home, 'petstore-data'), { recursive: true, force: true });
+      });
 
-    it('runs postgres as that user, with the cluster in DATA_DIR/postgres, touching neither the home nor /var/lib/petstore', async () => {
-      const userData = path.join(home, 'petstore-data');
-      const before = await sharedEntries();
-      const uid = Number(execFileSync('id', ['-u', TEST_USER], { encoding: 'utf8' }));
+      it('runs postgres as that user, with the cluster in DATA_DIR/postgres, touching neither the home nor /var/lib/petstore', async () => {
+        const userData = path.join(home, 'petstore-data');
+        const before = await sharedEntries();
+        const uid = Number(execFileSync('id', ['-u', TEST_USER], { encoding: 'utf8' }));
 
-      const { reply } = await hold(userData, { user: TEST_USER, tmp: userTmp });
+        const { reply } = await hold(userData, { user: TEST_USER, tmp: userTmp });
 
-      expect(reply).toEqual({ url: expect.stringMatching(/^postgres:\/\/postgres:.+@127\.0\.0\.1:\d+\/petstore$/) });
-      expect(await query(reply.url ?? '', 'SELECT 1 AS ok')).toEqual([{ ok: 1 }]);
-      const status = await readFile(`/proc/${await postmasterPid(userData)}/status`, 'utf8');
-      expect(/^Uid:\s+(\d+)/m.exec(status)?.[1]).toBe(String(uid));
-      expect(await mode(home)).toBe(0o700);
-      expect(await mode(userData)).toBe(0o700);
-      expect(await mode(path.join(userData, 'postgres-password'))).toBe(0o600);
-      expect((await lstat(path.join(userData, 'postgres'))).isDirectory()).toBe(true);
-      const readableByOthers = (await walk(userData)).filter(({ mode }) => (mode & 0o077) !== 0);
-      expect(readableByOthers).toEqual([]);
-      expect(await sharedEntries()).toEqual(before);
-      expect(await readdir(userTmp)).toEqual([]);
-    });
+        expect(reply).toEqual({ url: expect.stringMatching(/^postgres:\/\/postgres:.+@127\.0\.0\.1:\d+\/petstore$/) });
+        expect(await query(reply.url ?? '', 'SELECT 1 AS ok')).toEqual([{ ok: 1 }]);
+        const status = await readFile(`/proc/${await postmasterPid(userData)}/status`, 'utf8');
+        expect(/^Uid:\s+(\d+)/m.exec(status)?.[1]).toBe(String(uid));
+        expect(await mode(home)).toBe(0o700);
+        expect(await mode(userData)).toBe(0o700);
+        expect(await mode(path.join(userData, 'postgres-password'))).toBe(0o600);
+        expect((await lstat(path.join(userData, 'postgres'))).isDirectory()).toBe(true);
+        const readableByOthers = (await walk(userData)).filter(({ mode }) => (mode & 0o077) !== 0);
+        expect(readableByOthers).toEqual([]);
+        expect(await sharedEntries()).toEqual(before);
+        expect(await readdir(userTmp)).toEqual([]);
+      });
 
-    it('fails in one line naming the permission problem when DATA_DIR may not be written', async () => {
-      const { reply } = await hold(path.join(parentDir, 'data'), { user: TEST_USER, tmp: userTmp });
+      it('fails in one line naming the permission problem when DATA_DIR may not be written', async () => {
+        const { reply } = await hold(path.join(parentDir, 'data'), { user: TEST_USER, tmp: userTmp });
 
-      expect(reply.name).toBe('EmbeddedPostgresError');
-      expect(reply.message).toMatch(/^Embedded PostgreSQL: permission denied on .*; .*set DATA_DIR to a directory you own$/);
-      expect(await readdir(userTmp)).toEqual([]);
-    });
-  });
+        expect(reply.name).toBe('EmbeddedPostgresError');
+        expect(reply.message).toMatch(
+          /^Embedded PostgreSQL: permission denied on .*; .*set DATA_DIR to a directory you own$/,
+        );
+        expect(await readdir(userTmp)).toEqual([]);
+      });
+    },
+  );
 });

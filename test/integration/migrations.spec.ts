@@ -22,7 +22,8 @@ describe('migrations', () => {
   it('create the schema, revert cleanly and apply again', async () => {
     expect(await tables()).toEqual(['api_keys', 'idempotency_keys', 'migrations', 'pets', 'service_secrets']);
 
-    while ((await database.dataSource.query('SELECT 1 FROM migrations')).length > 0) await database.dataSource.undoLastMigration();
+    while ((await database.dataSource.query('SELECT 1 FROM migrations')).length > 0)
+      await database.dataSource.undoLastMigration();
     expect(await tables()).toEqual(['migrations']);
 
     await database.dataSource.runMigrations();
@@ -30,7 +31,10 @@ describe('migrations', () => {
   });
 
   it('keep the idempotency records of a deployment made before they pointed at the pet', async () => {
-    while ((await database.dataSource.query(`SELECT 1 FROM migrations WHERE name = 'IdempotencyKeepsThePet1795392000000'`)).length > 0) {
+    while (
+      (await database.dataSource.query(`SELECT 1 FROM migrations WHERE name = 'IdempotencyKeepsThePet1795392000000'`))
+        .length > 0
+    ) {
       await database.dataSource.undoLastMigration();
     }
     await database.dataSource.query(`INSERT INTO pets (name, category_id, status) VALUES ('Rex', 3, 'sold')`);
@@ -41,14 +45,18 @@ describe('migrations', () => {
 
     await database.dataSource.runMigrations();
 
-    expect(await database.dataSource.query(`SELECT caller, key, fingerprint, pet_id FROM idempotency_keys`)).toEqual([{ caller: 'c', key: 'k', fingerprint: 'f', pet_id: '1' }]);
+    expect(await database.dataSource.query(`SELECT caller, key, fingerprint, pet_id FROM idempotency_keys`)).toEqual([
+      { caller: 'c', key: 'k', fingerprint: 'f', pet_id: '1' },
+    ]);
     await database.reset();
   });
 
   it('are all registered: every file in src/infrastructure/migrations is in MIGRATIONS, in order', async () => {
     const files = (await readdir('src/infrastructure/migrations')).filter((file) => file.endsWith('.ts')).sort();
 
-    expect(MIGRATIONS.map((migration) => migration.name)).toEqual(files.map((file) => `${pascalCase(file.replace(/^\d+-|\.ts$/g, ''))}${file.split('-')[0]}`));
+    expect(MIGRATIONS.map((migration) => migration.name)).toEqual(
+      files.map((file) => `${pascalCase(file.replace(/^\d+-|\.ts$/g, ''))}${file.split('-')[0]}`),
+    );
     expect(await database.dataSource.showMigrations()).toBe(false);
   });
 });

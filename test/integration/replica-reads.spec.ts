@@ -19,7 +19,10 @@ beforeAll(async () => {
   database = await openTestDatabase();
   proxy = await startStallingProxy(database.url);
   replicas = new TypeOrmReplicas(database.dataSource, [proxy.url], { maxLagSeconds: 2, schema: database.schema });
-  pets = new ReplicaRoutingPetRepository(new TypeOrmPetRepository(database.dataSource.getRepository(PetRecord)), replicas.set);
+  pets = new ReplicaRoutingPetRepository(
+    new TypeOrmPetRepository(database.dataSource.getRepository(PetRecord)),
+    replicas.set,
+  );
 });
 afterAll(async () => {
   proxy.resume();

@@ -68,7 +68,11 @@ describe('TypeOrmApiKeys', () => {
   });
 
   it('accepts the keys of API_KEYS beside stored ones', async () => {
-    const keys = new TypeOrmApiKeys(database.dataSource.getRepository(ApiKeyRecord), ['from-env-1', 'from-env-2'], noCache);
+    const keys = new TypeOrmApiKeys(
+      database.dataSource.getRepository(ApiKeyRecord),
+      ['from-env-1', 'from-env-2'],
+      noCache,
+    );
 
     expect(await keys.identify('from-env-2')).not.toBeNull();
     expect(await keys.identify('from-env-3')).toBeNull();
@@ -96,18 +100,28 @@ describe('TypeOrmApiKeys', () => {
 
     await keys.revoke(1);
     expect(await keys.issueIfNone('first run')).toMatchObject({ id: 2 });
-    expect(await new TypeOrmApiKeys(database.dataSource.getRepository(ApiKeyRecord), ['from-env'], noCache).issueIfNone('first run')).toBeNull();
+    expect(
+      await new TypeOrmApiKeys(database.dataSource.getRepository(ApiKeyRecord), ['from-env'], noCache).issueIfNone(
+        'first run',
+      ),
+    ).toBeNull();
   });
 
   it('of instances starting at once on an empty store, exactly one issues the first-run key', async () => {
     // Each "instance" has a pool of its own, as separate processes would.
     const instances = await Promise.all(
-      Array.from({ length: 6 }, async () => new DataSource(dataSourceOptions(database.url, database.schema)).initialize()),
+      Array.from({ length: 6 }, async () =>
+        new DataSource(dataSourceOptions(database.url, database.schema)).initialize(),
+      ),
     );
     try {
       for (let round = 0; round < 10; round++) {
         await database.reset();
-        const issued = await Promise.all(instances.map((ds) => new TypeOrmApiKeys(ds.getRepository(ApiKeyRecord), [], noCache).issueIfNone('first run')));
+        const issued = await Promise.all(
+          instances.map((ds) =>
+            new TypeOrmApiKeys(ds.getRepository(ApiKeyRecord), [], noCache).issueIfNone('first run'),
+          ),
+        );
 
         expect(issued.filter((key) => key !== null)).toHaveLength(1);
         expect(await database.dataSource.query('SELECT count(*)::int AS n FROM api_keys')).toEqual([{ n: 1 }]);
@@ -123,7 +137,9 @@ describe('TypeOrmApiKeys', () => {
     await viaProxy.initialize();
     try {
       const keys = new TypeOrmApiKeys(viaProxy.getRepository(ApiKeyRecord), [], { seconds: 60, maxEntries: 10 });
-      const { key } = await new TypeOrmApiKeys(database.dataSource.getRepository(ApiKeyRecord), [], noCache).issue('ci');
+      const { key } = await new TypeOrmApiKeys(database.dataSource.getRepository(ApiKeyRecord), [], noCache).issue(
+        'ci',
+      );
       expect(await keys.identify(key)).not.toBeNull();
 
       await proxy.cut();
@@ -139,8 +155,18 @@ describe('TypeOrmApiKeys', () => {
   it('stops accepting a key revoked by another instance once its cached verdict is older than the cache time', async () => {
     let now = 1_000_000;
     const clock = () => now;
-    const instanceA = new TypeOrmApiKeys(database.dataSource.getRepository(ApiKeyRecord), [], { seconds: 5, maxEntries: 10 }, clock);
-    const instanceB = new TypeOrmApiKeys(database.dataSource.getRepository(ApiKeyRecord), [], { seconds: 5, maxEntries: 10 }, clock);
+    const instanceA = new TypeOrmApiKeys(
+      database.dataSource.getRepository(ApiKeyRecord),
+      [],
+      { seconds: 5, maxEntries: 10 },
+      clock,
+    );
+    const instanceB = new TypeOrmApiKeys(
+      database.dataSource.getRepository(ApiKeyRecord),
+      [],
+      { seconds: 5, maxEntries: 10 },
+      clock,
+    );
     const { id, key } = await instanceA.issue('ci');
     expect(await instanceA.identify(key)).not.toBeNull();
 
@@ -154,7 +180,10 @@ describe('TypeOrmApiKeys', () => {
   });
 
   it('remembers only valid keys, at most maxEntries: random wrong keys cannot push a valid one out', async () => {
-    const keys = new TypeOrmApiKeys(database.dataSource.getRepository(ApiKeyRecord), [], { seconds: 60, maxEntries: 3 });
+    const keys = new TypeOrmApiKeys(database.dataSource.getRepository(ApiKeyRecord), [], {
+      seconds: 60,
+      maxEntries: 3,
+    });
     const { key } = await keys.issue('ci');
     expect(keys.recognise(key)).toBeNull();
     await keys.identify(key);

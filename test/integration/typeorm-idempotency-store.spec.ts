@@ -44,7 +44,9 @@ describe('TypeOrmIdempotencyStore', () => {
   it('refuses the same key with a different body', async () => {
     await store.once(request, (tx) => createPet(tx));
 
-    await expect(store.once({ ...request, fingerprint: 'body-2' }, (tx) => createPet(tx))).rejects.toBeInstanceOf(IdempotencyKeyReusedError);
+    await expect(store.once({ ...request, fingerprint: 'body-2' }, (tx) => createPet(tx))).rejects.toBeInstanceOf(
+      IdempotencyKeyReusedError,
+    );
     expect(await count('pets')).toBe(1);
   });
 
@@ -103,7 +105,7 @@ describe('TypeOrmIdempotencyStore', () => {
     expect(await count('pets')).toBe(1);
   });
 
-  it('lets the create\'s own errors through unchanged', async () => {
+  it("lets the create's own errors through unchanged", async () => {
     const failure = new Error('Invalid request body: pool is not a known field');
 
     await expect(store.once(request, () => Promise.reject(failure))).rejects.toBe(failure);
@@ -124,7 +126,9 @@ describe('TypeOrmIdempotencyStore', () => {
   it('keeps a record for 24 hours', async () => {
     await store.once(request, (tx) => createPet(tx));
 
-    const [row] = await database.dataSource.query(`SELECT extract(epoch FROM expires_at - created_at)::int AS seconds FROM idempotency_keys`);
+    const [row] = await database.dataSource.query(
+      `SELECT extract(epoch FROM expires_at - created_at)::int AS seconds FROM idempotency_keys`,
+    );
     expect(row.seconds).toBe(24 * 60 * 60);
   });
 });

@@ -36,7 +36,9 @@ describe('TypeOrmPetRepository on PostgreSQL', () => {
   });
 
   it('refuses to return an id beyond 2^53-1 rather than round it', async () => {
-    await database.dataSource.query(`INSERT INTO pets (id, name, category_id, status) OVERRIDING SYSTEM VALUE VALUES (9007199254740993, 'Big', 1, 'sold')`);
+    await database.dataSource.query(
+      `INSERT INTO pets (id, name, category_id, status) OVERRIDING SYSTEM VALUE VALUES (9007199254740993, 'Big', 1, 'sold')`,
+    );
 
     await expect(repository.list({ limit: 10 })).rejects.toThrow(/exceeds 2\^53-1/);
     await expect(repository.list({ status: 'sold', limit: 10 })).rejects.toThrow(/exceeds 2\^53-1/);
@@ -45,28 +47,37 @@ describe('TypeOrmPetRepository on PostgreSQL', () => {
   it.each([
     ['with a rare status', PAGE_WITH_STATUS, "'sold', 15000, 21", 'pets_status_id_idx'],
     ['without one', PAGE, '15000, 21', 'pets_pkey'],
-  ])('pages %s by walking an index, with no sort and no offset, even deep in the table', async (_case, sql, parameters, index) => {
-    await database.dataSource.query(`INSERT INTO pets (name, category_id, status) SELECT 'p' || i, 1, CASE WHEN i % 100 = 0 THEN 'sold' ELSE 'available' END FROM generate_series(1, 20000) i`);
-    await database.dataSource.query('ANALYZE pets');
-    const session = database.dataSource.createQueryRunner();
-    try {
-      // The service's own statement, deep in the table. pg sends unnamed statements, which
-      // PostgreSQL plans with their parameter values: a custom plan, as forced here.
-      await session.query('SET plan_cache_mode = force_custom_plan');
-      await session.query(`PREPARE page_${index} AS ${sql}`);
-      const plan: { 'QUERY PLAN': string }[] = await session.query(`EXPLAIN EXECUTE page_${index}(${parameters})`);
-      const text = plan.map((row) => row['QUERY PLAN']).join('\n');
+  ])(
+    'pages %s by walking an index, with no sort and no offset, even deep in the table',
+    async (_case, sql, parameters, index) => {
+      await database.dataSource.query(
+        `INSERT INTO pets (name, category_id, status) SELECT 'p' || i, 1, CASE WHEN i % 100 = 0 THEN 'sold' ELSE 'available' END FROM generate_series(1, 20000) i`,
+      );
+      await database.dataSource.query('ANALYZE pets');
+      const session = database.dataSource.createQueryRunner();
+      try {
+        // The service's own statement, deep in the table. pg sends unnamed statements, which
+        // PostgreSQL plans with their parameter values: a custom plan, as forced here.
+        await session.query('SET plan_cache_mode = force_custom_plan');
+        await session.query(`PREPARE page_${index} AS ${sql}`);
+        const plan: { 'QUERY PLAN': string }[] = await session.query(`EXPLAIN EXECUTE page_${index}(${parameters})`);
+        const text = plan.map((row) => row['QUERY PLAN']).join('\n');
 
-      expect(text).toContain(`Index Scan using ${index}`);
-      expect(text).not.toMatch(/Sort|Seq Scan/);
-    } finally {
-      await session.release();
-    }
-  });
+        expect(text).toContain(`Index Scan using ${index}`);
+        expect(text).not.toMatch(/Sort|Seq Scan/);
+      } finally {
+        await session.release();
+      }
+    },
+  );
 
   it('keeps the database checks as a backstop behind the domain rules', async () => {
-    await expect(database.dataSource.query(`INSERT INTO pets (name, category_id, status) VALUES ('x', 1, 'lost')`)).rejects.toThrow(/check constraint/);
-    await expect(database.dataSource.query(`INSERT INTO pets (name, category_id, status) VALUES ('x', 0, 'sold')`)).rejects.toThrow(/check constraint/);
+    await expect(
+      database.dataSource.query(`INSERT INTO pets (name, category_id, status) VALUES ('x', 1, 'lost')`),
+    ).rejects.toThrow(/check constraint/);
+    await expect(
+      database.dataSource.query(`INSERT INTO pets (name, category_id, status) VALUES ('x', 0, 'sold')`),
+    ).rejects.toThrow(/check constraint/);
   });
 
   it('throws StoreUnavailableError, not a driver error, when the database goes away, and recovers when it returns', async () => {

@@ -6,9 +6,15 @@ import { openTestDatabase, type TestDatabase } from '../support/database.js';
 function fakeClock() {
   const slept: number[] = [];
   let now = 0;
-  return { slept, clock: { now: () => now, sleep: async (ms: number) => {
+  return {
+    slept,
+    clock: {
+      now: () => now,
+      sleep: async (ms: number) => {
         slept.push(ms, (now += ms));
-      } } };
+      },
+    },
+  };
 }
 
 describe('waitForDatabase', () => {
@@ -28,7 +34,9 @@ describe('waitForDatabase', () => {
     const failure = await waitForDatabase(url, 20, (line) => lines.push(line), clock).catch((error: unknown) => error);
 
     expect(failure).toBeInstanceOf(StartupError);
-    expect(String(failure)).toMatch(/did not answer within 20 s \(ECONNREFUSED\): start PostgreSQL, fix DATABASE_URL, or raise DATABASE_WAIT_SECONDS/);
+    expect(String(failure)).toMatch(
+      /did not answer within 20 s \(ECONNREFUSED\): start PostgreSQL, fix DATABASE_URL, or raise DATABASE_WAIT_SECONDS/,
+    );
     expect(slept.filter((_, index) => index % 2 === 0)).toEqual([500, 1000, 2000, 4000, 5000, 5000, 2500]);
     expect(lines).toHaveLength(7);
     expect(lines.join('\n') + String(failure)).not.toContain('secret-pw');
@@ -47,7 +55,9 @@ describe('waitForDatabase', () => {
     const url = new URL(database.url);
     url.pathname = '/no_such_database_here';
 
-    await expect(waitForDatabase(url.toString(), 20, () => undefined, clock)).rejects.toThrow(/no_such_database_here does not exist: create it/);
+    await expect(waitForDatabase(url.toString(), 20, () => undefined, clock)).rejects.toThrow(
+      /no_such_database_here does not exist: create it/,
+    );
     expect(slept).toEqual([]);
   });
 });

@@ -1,6 +1,6 @@
 import { removeEmbeddedPostgres } from '../../src/infrastructure/embedded-postgres.js';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { mkdtemp } from "node:fs/promises";
+import { mkdtemp } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -14,12 +14,22 @@ describe('the service process', () => {
   it('on SIGTERM under steady keep-alive load drops no request, stops its embedded PostgreSQL and exits 0', async () => {
     const dataDir = await mkdtemp(path.join(tmpdir(), 'petstore-process-'));
     const port = await freePort();
-    const child = start({ PORT: String(port), DATA_DIR: dataDir, API_KEYS: 'process-test-key', HOST: '127.0.0.1', RATE_LIMIT: 'off', SHUTDOWN_DELAY_SECONDS: '1' });
+    const child = start({
+      PORT: String(port),
+      DATA_DIR: dataDir,
+      API_KEYS: 'process-test-key',
+      HOST: '127.0.0.1',
+      RATE_LIMIT: 'off',
+      SHUTDOWN_DELAY_SECONDS: '1',
+    });
     const output = outputOf(child);
     try {
       await readiness(port, output);
 
-      const load = steadyLoad(`http://127.0.0.1:${port}`, { Authorization: 'Bearer process-test-key', 'Content-Type': 'application/json' });
+      const load = steadyLoad(`http://127.0.0.1:${port}`, {
+        Authorization: 'Bearer process-test-key',
+        'Content-Type': 'application/json',
+      });
       await new Promise((resolve) => setTimeout(resolve, 1500));
 
       load.stopping();
@@ -27,8 +37,17 @@ describe('the service process', () => {
       const counts = await load.finished;
 
       expect(await output.exit).toBe(0);
-      const lines = output.stdout().trim().split('\n').map((line) => JSON.parse(line));
-      expect(lines.map((line) => line.msg)).toEqual(expect.arrayContaining(['SIGTERM: draining, at most 11 s', expect.stringMatching(/^stopped: drained in \d+ ms$/)]));
+      const lines = output
+        .stdout()
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line));
+      expect(lines.map((line) => line.msg)).toEqual(
+        expect.arrayContaining([
+          'SIGTERM: draining, at most 11 s',
+          expect.stringMatching(/^stopped: drained in \d+ ms$/),
+        ]),
+      );
       // The service logs one line per request it accepted: each of them was answered, with a 2xx.
       const accepted = lines.filter((line) => line.msg === 'request' && String(line.route).startsWith('/v1/pets'));
       console.log(`SIGTERM under load: ${JSON.stringify(counts)}, the service logged ${accepted.length} requests`);
@@ -48,7 +67,13 @@ describe('the service process', () => {
   it('exits on SIGTERM when the reader of its log has gone away (main.js | head -3)', async () => {
     const dataDir = await mkdtemp(path.join(tmpdir(), 'petstore-process-'));
     const port = await freePort();
-    const child = start({ PORT: String(port), DATA_DIR: dataDir, API_KEYS: 'process-test-key', HOST: '127.0.0.1', SHUTDOWN_TIMEOUT_SECONDS: '2' });
+    const child = start({
+      PORT: String(port),
+      DATA_DIR: dataDir,
+      API_KEYS: 'process-test-key',
+      HOST: '127.0.0.1',
+      SHUTDOWN_TIMEOUT_SECONDS: '2',
+    });
     const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     try {
       // What `| head -3` does: read three lines, then close the pipe.
@@ -68,7 +93,10 @@ describe('the service process', () => {
       await until(() => portOpen(port));
 
       child.kill('SIGTERM');
-      const code = await Promise.race([exit, new Promise((resolve) => setTimeout(() => resolve('still running after 10 s'), 10_000))]);
+      const code = await Promise.race([
+        exit,
+        new Promise((resolve) => setTimeout(() => resolve('still running after 10 s'), 10_000)),
+      ]);
 
       expect(code).toBe(0);
     } finally {
@@ -95,8 +123,17 @@ describe('the service process', () => {
       npm.kill('SIGTERM');
 
       expect(await output.exit).toBe(0);
-      const messages = output.stdout().split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line).msg);
-      expect(messages).toEqual(expect.arrayContaining(['SIGTERM: draining, at most 10 s', expect.stringMatching(/^stopped: drained in \d+ ms$/)]));
+      const messages = output
+        .stdout()
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line).msg);
+      expect(messages).toEqual(
+        expect.arrayContaining([
+          'SIGTERM: draining, at most 10 s',
+          expect.stringMatching(/^stopped: drained in \d+ ms$/),
+        ]),
+      );
       expect(execFileSync('ps', ['-eo', 'args']).toString()).not.toContain(dataDir);
     } finally {
       try {
@@ -117,14 +154,17 @@ describe('the service process', () => {
       const firstOutput = outputOf(first);
       await readiness(port, firstOutput);
       const key = /API key: (psk_[A-Za-z0-9_-]{43})/.exec(firstOutput.stdout())?.[1] ?? '';
-      expect((await fetch(`http://127.0.0.1:${port}/v1/pets`, { headers: { Authorization: `Bearer ${key}` } })).status).toBe(200);
+      expect(
+        (await fetch(`http://127.0.0.1:${port}/v1/pets`, { headers: { Authorization: `Bearer ${key}` } })).status,
+      ).toBe(200);
       first.kill('SIGTERM');
       expect(await firstOutput.exit).toBe(0);
 
       const second = start(env);
       const secondOutput = outputOf(second);
       await readiness(port, secondOutput);
-      const status = (await fetch(`http://127.0.0.1:${port}/v1/pets`, { headers: { Authorization: `Bearer ${key}` } })).status;
+      const status = (await fetch(`http://127.0.0.1:${port}/v1/pets`, { headers: { Authorization: `Bearer ${key}` } }))
+        .status;
       second.kill('SIGTERM');
       await secondOutput.exit;
 
@@ -133,7 +173,12 @@ describe('the service process', () => {
       expect(secondOutput.stdout()).not.toContain('API key:');
       // The key appears once on stdout, never in a log line.
       expect(firstOutput.stdout().split(key).length - 1).toBe(1);
-      expect(firstOutput.stdout().split('\n').filter((line) => line.startsWith('{') && line.includes(key))).toEqual([]);
+      expect(
+        firstOutput
+          .stdout()
+          .split('\n')
+          .filter((line) => line.startsWith('{') && line.includes(key)),
+      ).toEqual([]);
     } finally {
       await removeEmbeddedPostgres(dataDir);
     }
@@ -142,12 +187,22 @@ describe('the service process', () => {
   it('npm run keys issues, lists and revokes keys on the embedded database of a running service', async () => {
     const dataDir = await mkdtemp(path.join(tmpdir(), 'petstore-keys-'));
     const port = await freePort();
-    const env = { PORT: String(port), DATA_DIR: dataDir, API_KEYS: 'process-test-key', API_KEY_CACHE_SECONDS: '1', HOST: '127.0.0.1' };
+    const env = {
+      PORT: String(port),
+      DATA_DIR: dataDir,
+      API_KEYS: 'process-test-key',
+      API_KEY_CACHE_SECONDS: '1',
+      HOST: '127.0.0.1',
+    };
     const service = start(env);
     const output = outputOf(service);
     const { DATABASE_URL: _unused, ...inherited } = process.env;
-    const keys = (...args: string[]) => spawnSync(process.execPath, ['dist/src/keys.js', ...args], { env: { ...inherited, ...env }, encoding: 'utf8' });
-    const list = () => fetch(`http://127.0.0.1:${port}/v1/pets`, { headers: { Authorization: `Bearer ${key}` } }).then((response) => response.status);
+    const keys = (...args: string[]) =>
+      spawnSync(process.execPath, ['dist/src/keys.js', ...args], { env: { ...inherited, ...env }, encoding: 'utf8' });
+    const list = () =>
+      fetch(`http://127.0.0.1:${port}/v1/pets`, { headers: { Authorization: `Bearer ${key}` } }).then(
+        (response) => response.status,
+      );
     let key = '';
     try {
       await readiness(port, output);
@@ -158,7 +213,8 @@ describe('the service process', () => {
       const statusWithKey = await list();
       const revoked = keys('revoke', '1');
       const revokedAt = Date.now();
-      while ((await list()) === 200 && Date.now() - revokedAt < 5000) await new Promise((resolve) => setTimeout(resolve, 50));
+      while ((await list()) === 200 && Date.now() - revokedAt < 5000)
+        await new Promise((resolve) => setTimeout(resolve, 50));
       const refusedAfterMs = Date.now() - revokedAt;
       const wrong = keys('revoke', 'one');
 

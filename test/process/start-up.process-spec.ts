@@ -13,10 +13,17 @@ const withServer = DATABASE_URL === '' ? it.skip : it;
 type LogLine = { level: number; msg: string; err?: unknown };
 
 /** What a failed start wrote: its stderr as JSON lines, and its exit code. */
-async function failedStart(env: Record<string, string>): Promise<{ code: number | null; lines: LogLine[]; stdout: string }> {
+async function failedStart(
+  env: Record<string, string>,
+): Promise<{ code: number | null; lines: LogLine[]; stdout: string }> {
   const output = outputOf(startService({ HOST: '127.0.0.1', ...env }));
   const code = await output.exit;
-  const lines = output.stderr().trim().split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as LogLine);
+  const lines = output
+    .stderr()
+    .trim()
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as LogLine);
   return { code, lines, stdout: output.stdout() };
 }
 
@@ -40,21 +47,46 @@ describe('a start that cannot go on', () => {
     const { code, lines } = await failedStart({ DATABASE_URL: url.toString(), PORT: String(await freePort()) });
 
     expect(code).toBe(1);
-    expect(lines).toEqual([expect.objectContaining({ level: 60, msg: expect.stringMatching(/no_such_database_here does not exist: create it/) })]);
+    expect(lines).toEqual([
+      expect.objectContaining({
+        level: 60,
+        msg: expect.stringMatching(/no_such_database_here does not exist: create it/),
+      }),
+    ]);
   });
 
   it('gives up on a database that never answers after DATABASE_WAIT_SECONDS, retrying with back-off meanwhile', async () => {
     const closed = await freePort();
     const started = Date.now();
 
-    const output = outputOf(startService({ HOST: '127.0.0.1', PORT: String(await freePort()), DATABASE_URL: `postgres://u:secret-pw@127.0.0.1:${closed}/db`, DATABASE_WAIT_SECONDS: '3' }));
+    const output = outputOf(
+      startService({
+        HOST: '127.0.0.1',
+        PORT: String(await freePort()),
+        DATABASE_URL: `postgres://u:secret-pw@127.0.0.1:${closed}/db`,
+        DATABASE_WAIT_SECONDS: '3',
+      }),
+    );
     const code = await output.exit;
     const elapsed = Date.now() - started;
 
     expect(code).toBe(1);
-    const failure = output.stderr().trim().split('\n').map((line) => JSON.parse(line) as LogLine);
-    expect(failure).toEqual([expect.objectContaining({ msg: expect.stringMatching(new RegExp(`127.0.0.1:${closed}/db did not answer within 3 s \\(ECONNREFUSED\\)`)) })]);
-    const retries = output.stdout().trim().split('\n').map((line) => JSON.parse(line) as LogLine).filter((line) => /retrying in/.test(line.msg));
+    const failure = output
+      .stderr()
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as LogLine);
+    expect(failure).toEqual([
+      expect.objectContaining({
+        msg: expect.stringMatching(new RegExp(`127.0.0.1:${closed}/db did not answer within 3 s \\(ECONNREFUSED\\)`)),
+      }),
+    ]);
+    const retries = output
+      .stdout()
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as LogLine)
+      .filter((line) => /retrying in/.test(line.msg));
     expect(retries.length).toBeGreaterThanOrEqual(2);
     expect(elapsed).toBeGreaterThanOrEqual(3000);
     expect(output.stdout() + output.stderr()).not.toContain('secret-pw');
@@ -64,7 +96,13 @@ describe('a start that cannot go on', () => {
     const proxy = await startTcpProxy(DATABASE_URL);
     await proxy.cut();
     const port = await freePort();
-    const child = startService({ HOST: '127.0.0.1', PORT: String(port), DATABASE_URL: proxy.url, API_KEYS: 'k', DATABASE_WAIT_SECONDS: '30' });
+    const child = startService({
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      DATABASE_URL: proxy.url,
+      API_KEYS: 'k',
+      DATABASE_WAIT_SECONDS: '30',
+    });
     const output = outputOf(child);
     try {
       await new Promise((resolve) => setTimeout(resolve, 1500));
@@ -89,7 +127,12 @@ describe('a start that cannot go on', () => {
     try {
       const { code, lines, stdout } = await failedStart({ PORT: String(port), DATA_DIR: dataDir, API_KEYS: '' });
       expect(code).toBe(1);
-      expect(lines).toEqual([expect.objectContaining({ level: 60, msg: `Start failed: Port ${port} is in use on 127.0.0.1: stop the other process or set PORT` })]);
+      expect(lines).toEqual([
+        expect.objectContaining({
+          level: 60,
+          msg: `Start failed: Port ${port} is in use on 127.0.0.1: stop the other process or set PORT`,
+        }),
+      ]);
       expect(stdout).not.toContain('API key:');
 
       const free = await freePort();
@@ -107,9 +150,18 @@ describe('a start that cannot go on', () => {
   });
 
   it('names a HOST that does not resolve', async () => {
-    const { code, lines } = await failedStart({ HOST: 'nope.invalid', PORT: String(await freePort()), DATABASE_URL, DATA_DIR: await mkdtemp(path.join(tmpdir(), 'petstore-host-')) });
+    const { code, lines } = await failedStart({
+      HOST: 'nope.invalid',
+      PORT: String(await freePort()),
+      DATABASE_URL,
+      DATA_DIR: await mkdtemp(path.join(tmpdir(), 'petstore-host-')),
+    });
 
     expect(code).toBe(1);
-    expect(lines).toEqual([expect.objectContaining({ msg: 'Start failed: HOST nope.invalid cannot be resolved: set HOST to an address of this machine (0.0.0.0 for all)' })]);
+    expect(lines).toEqual([
+      expect.objectContaining({
+        msg: 'Start failed: HOST nope.invalid cannot be resolved: set HOST to an address of this machine (0.0.0.0 for all)',
+      }),
+    ]);
   });
 });

@@ -95,13 +95,21 @@ export function mixedLoad(baseUrl: string, apiKey: string, clients: number): { s
       count(outcomes, String(response.status), response.ok);
       return response;
     } catch (error) {
-      count(outcomes, `network: ${error instanceof Error ? String(error.cause ?? error.message) : String(error)}`, false);
+      count(
+        outcomes,
+        `network: ${error instanceof Error ? String(error.cause ?? error.message) : String(error)}`,
+        false,
+      );
       return null;
     }
   };
   const loops = Array.from({ length: clients }, async (_, client) => {
     for (let i = 0; !stopping; i++) {
-      const created = await send(`${baseUrl}/v1/pets`, { method: 'POST', headers, body: JSON.stringify({ name: `load ${client}-${i}`, categoryId: 1 }) });
+      const created = await send(`${baseUrl}/v1/pets`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ name: `load ${client}-${i}`, categoryId: 1 }),
+      });
       const pet: unknown = created?.ok ? await created.json() : await created?.arrayBuffer();
       const id = typeof pet === 'object' && pet !== null && 'id' in pet ? String(pet.id) : null;
       if (id !== null) await (await send(`${baseUrl}/v1/pets/${id}`, { headers }))?.arrayBuffer();
@@ -124,13 +132,22 @@ export type IdempotentCreates = { acknowledged: Map<string, number>; gaveUp: num
  * is retried with the same key (and body) on a network error, 409 (still in flight elsewhere) or
  * 5xx, until it is acknowledged (201, or 200 for a replay). acknowledged: pet name → id.
  */
-export function idempotentCreates(baseUrl: string, apiKey: string, clients: number, prefix: string): { stop(): Promise<IdempotentCreates> } {
+export function idempotentCreates(
+  baseUrl: string,
+  apiKey: string,
+  clients: number,
+  prefix: string,
+): { stop(): Promise<IdempotentCreates> } {
   const result: IdempotentCreates = { acknowledged: new Map(), gaveUp: 0, retries: 0 };
   let stopping = false;
   const loops = Array.from({ length: clients }, async (_, client) => {
     for (let i = 0; !stopping; i++) {
       const name = `${prefix} ${client}-${i}`;
-      const headers = { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/json', 'Idempotency-Key': randomUUID() };
+      const headers = {
+        Authorization: `Bearer ${apiKey}`,
+        'Content-Type': 'application/json',
+        'Idempotency-Key': randomUUID(),
+      };
       let id: number | null = null;
       for (let attempt = 0; attempt < 100 && id === null; attempt++) {
         if (attempt > 0) {
@@ -138,10 +155,21 @@ export function idempotentCreates(baseUrl: string, apiKey: string, clients: numb
           await sleep(100);
         }
         try {
-          const response = await fetch(`${baseUrl}/v1/pets`, { method: 'POST', headers, body: JSON.stringify({ name, categoryId: 2 }) });
+          const response = await fetch(`${baseUrl}/v1/pets`, {
+            method: 'POST',
+            headers,
+            body: JSON.stringify({ name, categoryId: 2 }),
+          });
           const body: unknown = await response.json().catch(() => null);
-          if ((response.status === 201 || response.status === 200) && typeof body === 'object' && body !== null && 'id' in body) id = Number(body.id);
-          else if (response.status !== 409 && response.status < 500) throw new Error(`create answered ${response.status}: ${JSON.stringify(body)}`);
+          if (
+            (response.status === 201 || response.status === 200) &&
+            typeof body === 'object' &&
+            body !== null &&
+            'id' in body
+          )
+            id = Number(body.id);
+          else if (response.status !== 409 && response.status < 500)
+            throw new Error(`create answered ${response.status}: ${JSON.stringify(body)}`);
         } catch (error) {
           if (error instanceof Error && error.message.startsWith('create answered')) throw error;
         }

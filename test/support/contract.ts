@@ -46,15 +46,30 @@ async function check(method: string, path: string, response: Response): Promise<
   if (!isObject(declared)) return `${where}: status not declared`;
 
   for (const [name, header] of Object.entries(at(declared, ['headers']) ?? {})) {
-    if (isObject(header) && header.required === true && !response.headers.has(name)) return `${where}: required header ${name} missing`;
+    if (isObject(header) && header.required === true && !response.headers.has(name))
+      return `${where}: required header ${name} missing`;
   }
-  const schemaPointer = ['paths', template, method, 'responses', String(response.status), 'content', 'application/json', 'schema'];
+  const schemaPointer = [
+    'paths',
+    template,
+    method,
+    'responses',
+    String(response.status),
+    'content',
+    'application/json',
+    'schema',
+  ];
   if (method === 'head' || !isObject(at(document, schemaPointer))) return null;
-  if (!(response.headers.get('content-type') ?? '').startsWith('application/json')) return `${where}: body is not application/json`;
+  if (!(response.headers.get('content-type') ?? '').startsWith('application/json'))
+    return `${where}: body is not application/json`;
   const body: unknown = JSON.parse(await response.text());
-  const validate = ajv.getSchema(`openapi#/${schemaPointer.map((part) => part.replaceAll('~', '~0').replaceAll('/', '~1')).join('/')}`);
+  const validate = ajv.getSchema(
+    `openapi#/${schemaPointer.map((part) => part.replaceAll('~', '~0').replaceAll('/', '~1')).join('/')}`,
+  );
   if (validate === undefined) return `${where}: schema not found`;
-  return validate(body) ? null : `${where}: body ${JSON.stringify(body).slice(0, 200)} breaks the schema: ${ajv.errorsText(validate.errors)}`;
+  return validate(body)
+    ? null
+    : `${where}: body ${JSON.stringify(body).slice(0, 200)} breaks the schema: ${ajv.errorsText(validate.errors)}`;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -20,7 +20,9 @@ export type TestDatabase = {
  */
 export async function openTestDatabase(): Promise<TestDatabase> {
   let embedded: EmbeddedDatabase | null = null;
-  const url = process.env.DATABASE_URL || (embedded = await startEmbeddedPostgres(process.env.TEST_DATA_DIR ?? './data/test')).url;
+  const url =
+    process.env.DATABASE_URL ||
+    (embedded = await startEmbeddedPostgres(process.env.TEST_DATA_DIR ?? './data/test')).url;
   const schema = `test_${randomBytes(6).toString('hex')}`;
   await runSql(url, `CREATE SCHEMA ${schema}`);
   const dataSource = new DataSource(dataSourceOptions(url, schema));

@@ -5,7 +5,11 @@ import { request } from 'node:http';
  * 127/8 address is the machine's own, so one test can be several clients. fetch cannot bind its
  * source address; node:http can.
  */
-export function getFrom(localAddress: string, url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
+export function getFrom(
+  localAddress: string,
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const sent = request(url, { localAddress, headers, agent: false }, (response) => {
       let body = '';

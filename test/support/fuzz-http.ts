@@ -25,7 +25,9 @@ export type Outcome =
 
 /** Sends the request; never throws. */
 export async function send(origin: string, request: WireRequest, timeoutMs: number): Promise<Outcome> {
-  return request.transport === 'fetch' ? sendWithFetch(origin, request, timeoutMs) : sendWithHttp(origin, request, timeoutMs);
+  return request.transport === 'fetch'
+    ? sendWithFetch(origin, request, timeoutMs)
+    : sendWithHttp(origin, request, timeoutMs);
 }
 
 /** What fetch actually puts in the request line (it percent-encodes and resolves dot segments), or null if it refuses the URL. */
@@ -63,11 +65,16 @@ async function sendWithFetch(origin: string, request: WireRequest, timeoutMs: nu
     const message = field(error, 'message');
     const violation = /^OpenAPI contract violation: .* -> (\d{3})/.exec(message);
     if (violation !== null) return { kind: 'contract', status: Number(violation[1]), reason: message };
-    if (name === 'TimeoutError' || name === 'AbortError') return { kind: 'failed', reason: `no response within ${timeoutMs} ms` };
+    if (name === 'TimeoutError' || name === 'AbortError')
+      return { kind: 'failed', reason: `no response within ${timeoutMs} ms` };
     // fetch validates the method, URL and body before sending; undici refuses some headers (Expect,
     // Upgrade, Transfer-Encoding, control characters) only when dispatching.
     const code = typeof error === 'object' && error !== null && 'cause' in error ? field(error.cause, 'code') : '';
-    if ((name === 'TypeError' && message !== 'fetch failed') || code === 'UND_ERR_INVALID_ARG' || code === 'UND_ERR_NOT_SUPPORTED') {
+    if (
+      (name === 'TypeError' && message !== 'fetch failed') ||
+      code === 'UND_ERR_INVALID_ARG' ||
+      code === 'UND_ERR_NOT_SUPPORTED'
+    ) {
       return { kind: 'refused', reason: describe(error) };
     }
     return { kind: 'failed', reason: describe(error) };
@@ -99,7 +106,8 @@ function sendWithHttp(origin: string, request: WireRequest, timeoutMs: number): 
         group.values.push(value);
         grouped.set(name.toLowerCase(), group);
       }
-      for (const { name, values } of grouped.values()) client.setHeader(name, values.length === 1 ? (values[0] ?? '') : values);
+      for (const { name, values } of grouped.values())
+        client.setHeader(name, values.length === 1 ? (values[0] ?? '') : values);
       const body = request.body ?? new Uint8Array(0);
       if (!request.chunked && request.body !== undefined) client.setHeader('Content-Length', String(body.length));
     } catch (error) {
@@ -117,7 +125,10 @@ function sendWithHttp(origin: string, request: WireRequest, timeoutMs: number): 
         for (const [name, value] of Object.entries(response.headers)) {
           if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
         }
-        settle({ kind: 'response', response: { status: response.statusCode ?? 0, headers, body: Buffer.concat(chunks).toString('utf8') } });
+        settle({
+          kind: 'response',
+          response: { status: response.statusCode ?? 0, headers, body: Buffer.concat(chunks).toString('utf8') },
+        });
       });
     });
     const body = request.body;
@@ -134,13 +145,24 @@ function sendWithHttp(origin: string, request: WireRequest, timeoutMs: number): 
 /** A curl command that sends the same request (bodies longer than 300 bytes are described, not spelled out). */
 export function curl(origin: string, request: WireRequest): string {
   const target = sentTarget(origin, request) ?? request.target;
-  const parts = ['curl -si --path-as-is', request.method === 'GET' ? '' : `-X ${request.method}`, quote(origin + shorten(target, 300))];
+  const parts = [
+    'curl -si --path-as-is',
+    request.method === 'GET' ? '' : `-X ${request.method}`,
+    quote(origin + shorten(target, 300)),
+  ];
   for (const [name, value] of request.headers) parts.push(`-H ${quote(`${name}: ${shorten(value, 120)}`)}`);
   if (request.chunked) parts.push(`-H 'Transfer-Encoding: chunked'`);
   if (request.body !== undefined) {
     const text = Buffer.from(request.body).toString('utf8');
-    const printable = request.body.length <= 300 && Buffer.from(text, 'utf8').equals(Buffer.from(request.body)) && !/[\u0000-\u0008\u000e-\u001f]/.test(text);
-    parts.push(printable ? `--data-binary ${quote(text)}` : `--data-binary @body.bin  # ${request.body.length} bytes, starting ${JSON.stringify(text.slice(0, 80))}`);
+    const printable =
+      request.body.length <= 300 &&
+      Buffer.from(text, 'utf8').equals(Buffer.from(request.body)) &&
+      !/[\u0000-\u0008\u000e-\u001f]/.test(text);
+    parts.push(
+      printable
+        ? `--data-binary ${quote(text)}`
+        : `--data-binary @body.bin  # ${request.body.length} bytes, starting ${JSON.stringify(text.slice(0, 80))}`,
+    );
   }
   return parts.filter((part) => part !== '').join(' ');
 }
@@ -166,6 +188,9 @@ function describe(error: unknown): string {
   if (typeof error !== 'object' || error === null) return String(error);
   const name = 'name' in error ? String(error.name) : 'Error';
   const message = 'message' in error ? String(error.message) : String(error);
-  const cause = 'cause' in error && error.cause !== undefined ? ` (cause: ${describe(error.cause)}${hasCode(error.cause) ? `, ${error.cause.code}` : ''})` : '';
+  const cause =
+    'cause' in error && error.cause !== undefined
+      ? ` (cause: ${describe(error.cause)}${hasCode(error.cause) ? `, ${error.cause.code}` : ''})`
+      : '';
   return `${name}: ${message}${cause}`;
 }

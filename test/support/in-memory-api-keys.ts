@@ -14,7 +14,13 @@ export class InMemoryApiKeys extends ApiKeys {
   }
 
   async issue(label: string): Promise<IssuedApiKey> {
-    const issued = { id: this.keys.length + 1, label, key: `key-${this.keys.length + 1}`, createdAt: new Date('2026-11-21T00:00:00Z'), revokedAt: null };
+    const issued = {
+      id: this.keys.length + 1,
+      label,
+      key: `key-${this.keys.length + 1}`,
+      createdAt: new Date('2026-11-21T00:00:00Z'),
+      revokedAt: null,
+    };
     this.keys.push(issued);
     return { id: issued.id, label, key: issued.key };
   }

@@ -1,4 +1,9 @@
-import { IdempotencyConflictError, IdempotencyKeyReusedError, type IdempotentCreate, IdempotencyStore } from '../../src/application/idempotency-store.js';
+import {
+  IdempotencyConflictError,
+  IdempotencyKeyReusedError,
+  type IdempotentCreate,
+  IdempotencyStore,
+} from '../../src/application/idempotency-store.js';
 import type { Pet } from '../../src/domain/pet.js';
 import type { PetRepository } from '../../src/domain/pet-repository.js';
 
@@ -14,7 +19,10 @@ export class InMemoryIdempotencyStore extends IdempotencyStore {
     super();
   }
 
-  async once(request: IdempotentCreate, create: (pets: PetRepository) => Promise<Pet>): Promise<{ pet: Pet; replayed: boolean }> {
+  async once(
+    request: IdempotentCreate,
+    create: (pets: PetRepository) => Promise<Pet>,
+  ): Promise<{ pet: Pet; replayed: boolean }> {
     const id = JSON.stringify([request.caller, request.key]);
     if (this.inFlight.has(id)) throw new IdempotencyConflictError();
     const previous = this.records.get(id);

@@ -15,14 +15,21 @@ function causeCode(error: unknown): string {
  * connections. After `stopping()` each client stops at its first refused connection; `finished`
  * then resolves with the counts.
  */
-export function steadyLoad(baseUrl: string, headers: Record<string, string>): { stopping(): void; finished: Promise<LoadCounts> } {
+export function steadyLoad(
+  baseUrl: string,
+  headers: Record<string, string>,
+): { stopping(): void; finished: Promise<LoadCounts> } {
   const counts: LoadCounts = { answered: 0, failed: 0, refused: 0, dropped: 0 };
   let stopping = false;
   const clients = Array.from({ length: 16 }, async (_, client) => {
     for (let i = 0; ; i++) {
       try {
         const response = await (client % 2 === 0
-          ? fetch(`${baseUrl}/v1/pets`, { method: 'POST', headers, body: JSON.stringify({ name: `load ${client}-${i}`, categoryId: 1 }) })
+          ? fetch(`${baseUrl}/v1/pets`, {
+              method: 'POST',
+              headers,
+              body: JSON.stringify({ name: `load ${client}-${i}`, categoryId: 1 }),
+            })
           : fetch(`${baseUrl}/v1/pets?limit=5`, { headers }));
         await response.arrayBuffer();
         if (response.ok) counts.answered++;

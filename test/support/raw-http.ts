@@ -6,7 +6,11 @@ export type RawExchange = { text: string; closed: boolean; ms: number };
  * Sends raw bytes on a new connection and collects what comes back until the server closes the
  * connection or `waitMs` passes; `then` may send more once the first bytes arrived.
  */
-export function rawExchange(url: string, request: string, options: { waitMs?: number; then?: (text: string) => string | null } = {}): Promise<RawExchange> {
+export function rawExchange(
+  url: string,
+  request: string,
+  options: { waitMs?: number; then?: (text: string) => string | null } = {},
+): Promise<RawExchange> {
   const { port, hostname } = new URL(url);
   const started = performance.now();
   return new Promise((resolve) => {

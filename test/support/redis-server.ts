@@ -6,7 +6,11 @@ export type TestRedis = { url: string; pause(): void; resume(): void; stop(): Pr
 /** A Redis of the test's own (Debian's redis-server, as on CI), so that it can be paused with SIGSTOP. */
 export async function startRedis(): Promise<TestRedis> {
   const port = await findFreePort();
-  const child: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child: ChildProcess = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   await new Promise<void>((resolve, reject) => {
     child.once('error', reject);
     child.stdout?.on('data', (chunk: Buffer) => chunk.toString().includes('Ready to accept connections') && resolve());

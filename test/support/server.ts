@@ -33,8 +33,14 @@ export type ServerOptions = {
  * The service's own AppModule and HTTP stack (configureApp, as main.ts runs it) listening on a free
  * port, with the test's configuration and database put in place through Nest's testing module.
  */
-export async function startServer(database: { url: string; schema?: string }, options: ServerOptions = {}): Promise<TestServer> {
-  const servers = options.servers ?? { production: 'https://petstore.example.com/v1', staging: 'https://staging.petstore.example.com/v1' };
+export async function startServer(
+  database: { url: string; schema?: string },
+  options: ServerOptions = {},
+): Promise<TestServer> {
+  const servers = options.servers ?? {
+    production: 'https://petstore.example.com/v1',
+    staging: 'https://staging.petstore.example.com/v1',
+  };
   const config = loadConfig({
     API_KEYS: `${TEST_API_KEY},second-test-key-abcdefghijklmnop`,
     API_KEY_CACHE_SECONDS: String(options.apiKeyCacheSeconds ?? 5),
@@ -54,10 +60,13 @@ export async function startServer(database: { url: string; schema?: string }, op
     .overrideProvider(PARAMS_PROVIDER_TOKEN)
     .useValue(loggerParams(config.log, options.log))
     .compile();
-  const app = await configureApp(moduleRef.createNestApplication<NestExpressApplication>(createExpressAdapter(), APP_OPTIONS));
+  const app = await configureApp(
+    moduleRef.createNestApplication<NestExpressApplication>(createExpressAdapter(), APP_OPTIONS),
+  );
   await app.listen(options.port ?? 0, '127.0.0.1');
   const address: unknown = app.getHttpServer().address();
-  if (typeof address !== 'object' || address === null || !('port' in address)) throw new Error('the server is not listening on TCP');
+  if (typeof address !== 'object' || address === null || !('port' in address))
+    throw new Error('the server is not listening on TCP');
   return { url: `http://127.0.0.1:${address.port}`, app, close: () => app.close() };
 }
 

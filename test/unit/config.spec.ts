@@ -97,7 +97,10 @@ describe('loadConfig', () => {
     [{ TRUSTED_PROXIES: '10.0.0.0/33' }, /^TRUSTED_PROXIES /],
     [{ TRUSTED_PROXIES: '127.0.0.1,10.0.0.1/8/8' }, /^TRUSTED_PROXIES /],
     [{ TRUSTED_PROXIES: '::1/129' }, /^TRUSTED_PROXIES /],
-    [{ DATABASE_URL: 'postgres://h/db', DATABASE_REPLICA_URLS: 'postgres://r1/db,mysql://r2/db' }, /^DATABASE_REPLICA_URLS \(URL 2\) must start/],
+    [
+      { DATABASE_URL: 'postgres://h/db', DATABASE_REPLICA_URLS: 'postgres://r1/db,mysql://r2/db' },
+      /^DATABASE_REPLICA_URLS \(URL 2\) must start/,
+    ],
     [{ DATABASE_REPLICA_URLS: 'postgres://r1/db' }, /^DATABASE_REPLICA_URLS needs DATABASE_URL/],
     [{ DATABASE_REPLICA_MAX_LAG_SECONDS: '0' }, /^DATABASE_REPLICA_MAX_LAG_SECONDS /],
     [{ DATABASE_REPLICA_MAX_LAG_SECONDS: '1s' }, /^DATABASE_REPLICA_MAX_LAG_SECONDS /],
@@ -107,6 +110,8 @@ describe('loadConfig', () => {
 
   it('never echoes a DATABASE_URL, which may hold a password', () => {
     expect(errorFor({ DATABASE_URL: 'postgres://user:s3cret@[bad' })).not.toContain('s3cret');
-    expect(errorFor({ DATABASE_URL: 'postgres://h/db', DATABASE_REPLICA_URLS: 'postgres://user:s3cret@[bad' })).not.toContain('s3cret');
+    expect(
+      errorFor({ DATABASE_URL: 'postgres://h/db', DATABASE_REPLICA_URLS: 'postgres://user:s3cret@[bad' }),
+    ).not.toContain('s3cret');
   });
 });

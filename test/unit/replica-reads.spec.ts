@@ -2,7 +2,12 @@ import { jest } from '@jest/globals';
 import { StoreUnavailableError } from '../../src/domain/errors.js';
 import type { NewPet, Pet } from '../../src/domain/pet.js';
 import { PetRepository } from '../../src/domain/pet-repository.js';
-import { parseLsn, type Replica, ReplicaRoutingPetRepository, ReplicaSet } from '../../src/infrastructure/replica-reads.js';
+import {
+  parseLsn,
+  type Replica,
+  ReplicaRoutingPetRepository,
+  ReplicaSet,
+} from '../../src/infrastructure/replica-reads.js';
 import { InMemoryPetRepository } from '../support/in-memory-pet-repository.js';
 import { aNewPet } from '../support/pets.js';
 
@@ -361,7 +366,11 @@ describe('ReplicaRoutingPetRepository', () => {
     await set.check();
     const readName = async () => (await pets.findById(1))?.name;
 
-    expect([await readName(), await readName(), await readName()]).toEqual(['on the first', 'on the second', 'on the first']);
+    expect([await readName(), await readName(), await readName()]).toEqual([
+      'on the first',
+      'on the second',
+      'on the first',
+    ]);
 
     second.health = 'refusing';
     expect(await readName()).toBe('on the primary');
@@ -449,6 +458,7 @@ describe('parseLsn', () => {
   });
 
   it('rejects anything that is not a whole LSN', () => {
-    for (const text of ['nonsense', 'x0/100', '0/100x', '0/123456789', '']) expect(() => parseLsn(text)).toThrow('not an LSN');
+    for (const text of ['nonsense', 'x0/100', '0/100x', '0/123456789', ''])
+      expect(() => parseLsn(text)).toThrow('not an LSN');
   });
 });

@@ -12,7 +12,9 @@ export class IdempotencyKeepsThePet1795392000000 implements MigrationInterface {
     await queryRunner.query(`UPDATE idempotency_keys SET pet_id = (response_body::jsonb ->> 'id')::bigint`);
     await queryRunner.query(`DELETE FROM idempotency_keys WHERE pet_id IS NULL`);
     await queryRunner.query(`ALTER TABLE idempotency_keys ALTER COLUMN pet_id SET NOT NULL`);
-    await queryRunner.query(`ALTER TABLE idempotency_keys DROP COLUMN response_status, DROP COLUMN response_body, DROP COLUMN response_location`);
+    await queryRunner.query(
+      `ALTER TABLE idempotency_keys DROP COLUMN response_status, DROP COLUMN response_body, DROP COLUMN response_location`,
+    );
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
@@ -22,7 +24,9 @@ export class IdempotencyKeepsThePet1795392000000 implements MigrationInterface {
       UPDATE idempotency_keys k SET response_status = 201, response_location = '/v1/pets/' || p.id,
         response_body = json_build_object('id', p.id, 'name', p.name, 'categoryId', p.category_id, 'status', p.status)::text
         FROM pets p WHERE p.id = k.pet_id`);
-    await queryRunner.query(`ALTER TABLE idempotency_keys ALTER COLUMN response_status SET NOT NULL, ALTER COLUMN response_body SET NOT NULL`);
+    await queryRunner.query(
+      `ALTER TABLE idempotency_keys ALTER COLUMN response_status SET NOT NULL, ALTER COLUMN response_body SET NOT NULL`,
+    );
     await queryRunner.query(`ALTER TABLE idempotency_keys DROP COLUMN pet_id`);
   }
 }

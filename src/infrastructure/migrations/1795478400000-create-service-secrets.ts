@@ -5,7 +5,9 @@ export class CreateServiceSecrets1795478400000 implements MigrationInterface {
   name = 'CreateServiceSecrets1795478400000';
 
   async up(queryRunner: QueryRunner): Promise<void> {
-    await queryRunner.query(`CREATE TABLE service_secrets (name text PRIMARY KEY, value text NOT NULL, created_at timestamptz NOT NULL DEFAULT now())`);
+    await queryRunner.query(
+      `CREATE TABLE service_secrets (name text PRIMARY KEY, value text NOT NULL, created_at timestamptz NOT NULL DEFAULT now())`,
+    );
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {

@@ -34,5 +34,7 @@ export async function announceFirstRunKey(apiKeys: ApiKeys, options: FirstRunKey
   const file = path.resolve(options.dataDir, `first-run-api-key-${id}`);
   // 'wx': never overwrite; mode 0600 from the start, never readable by anyone else.
   await writeFile(file, `${key}\n`, { mode: 0o600, flag: 'wx' });
-  options.log(`No API key existed, so key ${id} was issued; it is in ${file} (mode 0600): read it, then delete the file`);
+  options.log(
+    `No API key existed, so key ${id} was issued; it is in ${file} (mode 0600): read it, then delete the file`,
+  );
 }

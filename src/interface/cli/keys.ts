@@ -21,7 +21,8 @@ export async function runKeysCommand(args: string[], apiKeys: ApiKeys, print: (l
   if (command === 'list' && rest.length === 0) {
     const keys = await apiKeys.list();
     print(['id', 'label', 'created', 'revoked'].join('\t'));
-    for (const key of keys) print([key.id, key.label, key.createdAt.toISOString(), key.revokedAt?.toISOString() ?? '-'].join('\t'));
+    for (const key of keys)
+      print([key.id, key.label, key.createdAt.toISOString(), key.revokedAt?.toISOString() ?? '-'].join('\t'));
     return 0;
   }
   if (command === 'revoke') {

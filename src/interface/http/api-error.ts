@@ -41,10 +41,17 @@ export class ApiError extends Error {
 
 @ApiSchema({ name: 'Error', description: 'Body of every non-2xx response.' })
 export class ErrorResponse {
-  @ApiProperty({ description: 'Machine-readable error code.', enum: Object.values(ERROR_CODES), example: 'invalid_request' })
+  @ApiProperty({
+    description: 'Machine-readable error code.',
+    enum: Object.values(ERROR_CODES),
+    example: 'invalid_request',
+  })
   code!: ErrorCode;
 
-  @ApiProperty({ description: 'Human-readable description naming the field or header at fault.', example: 'name must be a string' })
+  @ApiProperty({
+    description: 'Human-readable description naming the field or header at fault.',
+    example: 'name must be a string',
+  })
   message!: string;
 
   @ApiProperty({ description: 'The HTTP status code of the response.', type: 'integer', example: 400 })

@@ -59,7 +59,8 @@ export class BearerKeyGuard implements CanActivate {
       const wait = await this.rateLimits.hitFailedAuthentication(address);
       if (wait !== null) throw tooManyRequests(wait, 'Too many failed authentications from this address');
       // RFC 6750 section 3: a challenge on every 401; error="invalid_token" only when a key was presented.
-      if (key === null) throw new ApiError(401, 'Missing API key: send Authorization: Bearer <key>', { 'WWW-Authenticate': REALM });
+      if (key === null)
+        throw new ApiError(401, 'Missing API key: send Authorization: Bearer <key>', { 'WWW-Authenticate': REALM });
       throw new ApiError(401, 'Invalid API key', { 'WWW-Authenticate': `${REALM}, error="invalid_token"` });
     }
     const wait = await this.rateLimits.hitKey(caller);

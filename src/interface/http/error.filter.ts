@@ -22,16 +22,21 @@ export function toErrorResponse(exception: unknown, request: { method: string; o
   if (exception instanceof PetNotFoundError) return reply(404, `Pet ${exception.id} does not exist`);
   if (exception instanceof InvalidPetError) return reply(400, `Invalid request body: ${exception.problems.join('; ')}`);
   if (exception instanceof StoreUnavailableError) {
-    return reply(503, 'The service cannot reach its database; retry later', { 'Retry-After': String(UNAVAILABLE_RETRY_AFTER_SECONDS) });
+    return reply(503, 'The service cannot reach its database; retry later', {
+      'Retry-After': String(UNAVAILABLE_RETRY_AFTER_SECONDS),
+    });
   }
   if (exception instanceof IdempotencyConflictError) {
-    return reply(409, 'A request with this Idempotency-Key is still being processed; retry shortly', { 'Retry-After': '1' });
+    return reply(409, 'A request with this Idempotency-Key is still being processed; retry shortly', {
+      'Retry-After': '1',
+    });
   }
   if (exception instanceof IdempotencyKeyReusedError) {
     return reply(422, 'This Idempotency-Key was already used with a different request body; use a new key');
   }
   const status = httpStatusOf(exception);
-  if (status !== null && status >= 400 && status < 500) return reply(status, clientErrorMessage(status, exception, request));
+  if (status !== null && status >= 400 && status < 500)
+    return reply(status, clientErrorMessage(status, exception, request));
   return reply(500, 'Internal server error');
 }
 
@@ -39,7 +44,9 @@ function reply(status: number, message: string, headers: Record<string, string> 
   return { body: { code: codeFor(status), message, status }, headers };
 }
 
-const CODE_BY_STATUS = new Map<number, ErrorCode>(Object.entries(ERROR_CODES).map(([status, code]) => [Number(status), code]));
+const CODE_BY_STATUS = new Map<number, ErrorCode>(
+  Object.entries(ERROR_CODES).map(([status, code]) => [Number(status), code]),
+);
 
 function codeFor(status: number): ErrorCode {
   return CODE_BY_STATUS.get(status) ?? (status < 500 ? 'invalid_request' : 'internal_error');
@@ -55,7 +62,11 @@ function httpStatusOf(exception: unknown): number | null {
   return null;
 }
 
-function clientErrorMessage(status: number, exception: unknown, request: { method: string; originalUrl: string }): string {
+function clientErrorMessage(
+  status: number,
+  exception: unknown,
+  request: { method: string; originalUrl: string },
+): string {
   const type = typeof exception === 'object' && exception !== null && 'type' in exception ? exception.type : null;
   switch (status) {
     case 404:
@@ -69,7 +80,8 @@ function clientErrorMessage(status: number, exception: unknown, request: { metho
   if (type === 'entity.parse.failed') return 'Request body is not valid JSON';
   if (type === 'request.aborted') return 'Request body was not received completely';
   if (type === 'encoding.invalid') return 'Request body is not valid UTF-8';
-  if (exception instanceof Error && /^Failed to decode param/.test(exception.message)) return 'Request path is not valid percent-encoded UTF-8';
+  if (exception instanceof Error && /^Failed to decode param/.test(exception.message))
+    return 'Request path is not valid percent-encoded UTF-8';
   return 'Invalid request';
 }
 
@@ -93,7 +105,10 @@ export function answerWithError(exception: unknown, request: Request, response: 
     logger.warn(`${request.method} ${pathOf(request)}: database unavailable`);
   } else if (body.status >= 500) {
     // The stack goes to the log, never to the client.
-    logger.error(`${request.method} ${pathOf(request)} failed`, exception instanceof Error ? exception.stack : String(exception));
+    logger.error(
+      `${request.method} ${pathOf(request)} failed`,
+      exception instanceof Error ? exception.stack : String(exception),
+    );
   }
   if (response.headersSent) {
     response.end();
@@ -120,7 +135,11 @@ export function rawErrorResponse(status: number, reason: string, message: string
  * allowed in a path or header, conflicting Content-Length, header section over 16 KiB). Answer
  * those with the Error body too, not Node's bare 400.
  */
-export function answerClientError(error: Error & { code?: string }, socket: Duplex, lastResponse: ServerResponse | undefined): void {
+export function answerClientError(
+  error: Error & { code?: string },
+  socket: Duplex,
+  lastResponse: ServerResponse | undefined,
+): void {
   if (!socket.writable || error.code === 'ECONNRESET') {
     socket.destroy();
     return;
@@ -137,7 +156,9 @@ export function answerClientError(error: Error & { code?: string }, socket: Dupl
         if (!socket.writable) return;
         // Destroyed once written: the request's reader then fails and lets go of it.
         socket.once('finish', () => socket.destroy());
-        socket.end(rawErrorResponse(400, 'Bad Request', 'Malformed request body framing (Transfer-Encoding or chunk sizes)'));
+        socket.end(
+          rawErrorResponse(400, 'Bad Request', 'Malformed request body framing (Transfer-Encoding or chunk sizes)'),
+        );
       };
       // In turn: a response queued behind others on the connection gets the socket when they are out.
       if (lastResponse.socket === null) lastResponse.once('socket', answer);
@@ -153,7 +174,11 @@ export function answerClientError(error: Error & { code?: string }, socket: Dupl
   }
   // An answer to HEAD has no body, or the client would read it as the next response. The bytes
   // at hand start with the refused request only when it was the connection's first.
-  const head = lastResponse === undefined && 'rawPacket' in error && Buffer.isBuffer(error.rawPacket) && error.rawPacket.subarray(0, 5).toString('latin1') === 'HEAD ';
+  const head =
+    lastResponse === undefined &&
+    'rawPacket' in error &&
+    Buffer.isBuffer(error.rawPacket) &&
+    error.rawPacket.subarray(0, 5).toString('latin1') === 'HEAD ';
   socket.end(rawErrorResponse(status, reason, message, head));
 }
 
@@ -161,11 +186,16 @@ export function answerClientError(error: Error & { code?: string }, socket: Dupl
  * Writes `answer()` on a socket Node handed over (CONNECT) once the answer still due on it is out,
  * then closes it. Nothing is written on a socket already closed, or that that answer closed.
  */
-export function afterPendingAnswer(socket: Duplex, lastResponse: ServerResponse | undefined, answer: () => string): void {
+export function afterPendingAnswer(
+  socket: Duplex,
+  lastResponse: ServerResponse | undefined,
+  answer: () => string,
+): void {
   // A socket handed over has no error listener of Node's any more: an error must not stop the process.
   socket.on('error', () => socket.destroy());
   // An answer that said Connection: close was the last word on this connection.
-  const write = () => (socket.writable && lastResponse?.shouldKeepAlive !== false ? socket.end(answer()) : socket.destroy());
+  const write = () =>
+    socket.writable && lastResponse?.shouldKeepAlive !== false ? socket.end(answer()) : socket.destroy();
   if (lastResponse !== undefined && !lastResponse.writableFinished) lastResponse.once('finish', write);
   else write();
 }
@@ -173,7 +203,11 @@ export function afterPendingAnswer(socket: Duplex, lastResponse: ServerResponse 
 /** An Error body through a response Node created before Express saw the request; the connection then closes. */
 export function answerRaw(response: ServerResponse, status: number, message: string): void {
   const body = JSON.stringify({ code: codeFor(status), message, status });
-  response.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'X-Content-Type-Options': 'nosniff', Connection: 'close' });
+  response.writeHead(status, {
+    'Content-Type': 'application/json; charset=utf-8',
+    'X-Content-Type-Options': 'nosniff',
+    Connection: 'close',
+  });
   response.end(body);
 }
 

@@ -36,7 +36,8 @@ export class JsonBodyGuard implements CanActivate {
 
 async function readJsonObject(request: Request, response: Response): Promise<void> {
   const contentType = request.headers['content-type'];
-  const hasBody = request.headers['transfer-encoding'] !== undefined || (request.headers['content-length'] ?? '0') !== '0';
+  const hasBody =
+    request.headers['transfer-encoding'] !== undefined || (request.headers['content-length'] ?? '0') !== '0';
   if (contentType === undefined ? hasBody : !/^application\/json\s*(;|$)/i.test(contentType)) {
     throw new ApiError(415, 'Content-Type must be application/json');
   }
@@ -45,7 +46,8 @@ async function readJsonObject(request: Request, response: Response): Promise<voi
   if (charset !== undefined && charset !== 'utf-8') throw new ApiError(415, 'Content-Type charset must be utf-8');
   if (!hasBody) throw new ApiError(400, 'Request body must be a JSON object');
   const encoding = (request.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
-  if (encoding !== 'identity' && !DECODERS.has(encoding)) throw new ApiError(415, 'Content-Encoding must be gzip, deflate, br or identity');
+  if (encoding !== 'identity' && !DECODERS.has(encoding))
+    throw new ApiError(415, 'Content-Encoding must be gzip, deflate, br or identity');
   // Refused as soon as it is known to be too large: nothing of it is read (and no 100 Continue sent).
   // A compressed body is held to the same limit as sent, as well as once decoded.
   if (Number(request.headers['content-length'] ?? 0) > JSON_BODY_LIMIT) {
@@ -67,7 +69,8 @@ async function readJsonObject(request: Request, response: Response): Promise<voi
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new ApiError(400, 'Request body must be a JSON object');
   }
-  if (depthExceeds(body, JSON_MAX_DEPTH)) throw new ApiError(400, `Request body is nested more than ${JSON_MAX_DEPTH} levels deep`);
+  if (depthExceeds(body, JSON_MAX_DEPTH))
+    throw new ApiError(400, `Request body is nested more than ${JSON_MAX_DEPTH} levels deep`);
 }
 
 /**
@@ -80,7 +83,10 @@ async function readBody(request: Request, encoding: string): Promise<Buffer> {
   // A decoder's error (bytes that are not gzip, ...) reaches raw-body, which reports it below.
   const stream: NodeJS.ReadableStream = decoder === undefined ? request : request.pipe(decoder());
   try {
-    return await getRawBody(stream, { limit: JSON_BODY_LIMIT, length: decoder === undefined ? request.headers['content-length'] : undefined });
+    return await getRawBody(stream, {
+      limit: JSON_BODY_LIMIT,
+      length: decoder === undefined ? request.headers['content-length'] : undefined,
+    });
   } catch (error) {
     if (stream !== request) request.unpipe();
     // raw-body's own errors carry their status (413, 400); a decoder's do not.

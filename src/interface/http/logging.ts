@@ -16,29 +16,31 @@ const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
  */
 export function loggerParams(log: { level: LogLevel; pretty: boolean }, destination?: DestinationStream): Params {
   const options: NonNullable<Options<IncomingMessage, ServerResponse>> = {
-        level: log.level,
-        // The client's X-Request-Id when sane, else a new one; always echoed.
-        genReqId: (request: IncomingMessage, response: ServerResponse) => {
-          const given = request.headers['x-request-id'];
-          const id = typeof given === 'string' && SANE_REQUEST_ID.test(given) ? given : randomUUID();
-          response.setHeader('X-Request-Id', id);
-          return id;
-        },
-        customLogLevel: (_request, response, error) => (error !== undefined || response.statusCode >= 500 ? 'error' : 'info'),
-        customSuccessMessage: () => 'request',
-        customErrorMessage: () => 'request',
-        customAttributeKeys: { req: 'request', res: 'response', responseTime: 'durationMs' },
-        // The route is known only once a route has handled the request.
-        customSuccessObject: (request, _response, fields: object) => ({ ...fields, route: routeOf(request) }),
-        customErrorObject: (request, _response, _error, fields: object) => ({ ...fields, route: routeOf(request) }),
-        serializers: {
-          req: (request: { id: unknown; method: unknown }) => ({ id: request.id, method: request.method }),
-          res: (response: { statusCode: unknown }) => ({ status: response.statusCode }),
-        },
+    level: log.level,
+    // The client's X-Request-Id when sane, else a new one; always echoed.
+    genReqId: (request: IncomingMessage, response: ServerResponse) => {
+      const given = request.headers['x-request-id'];
+      const id = typeof given === 'string' && SANE_REQUEST_ID.test(given) ? given : randomUUID();
+      response.setHeader('X-Request-Id', id);
+      return id;
+    },
+    customLogLevel: (_request, response, error) =>
+      error !== undefined || response.statusCode >= 500 ? 'error' : 'info',
+    customSuccessMessage: () => 'request',
+    customErrorMessage: () => 'request',
+    customAttributeKeys: { req: 'request', res: 'response', responseTime: 'durationMs' },
+    // The route is known only once a route has handled the request.
+    customSuccessObject: (request, _response, fields: object) => ({ ...fields, route: routeOf(request) }),
+    customErrorObject: (request, _response, _error, fields: object) => ({ ...fields, route: routeOf(request) }),
+    serializers: {
+      req: (request: { id: unknown; method: unknown }) => ({ id: request.id, method: request.method }),
+      res: (response: { statusCode: unknown }) => ({ status: response.statusCode }),
+    },
   };
   // Explicit: nestjs-pino's default routes add the paths outside /v1 a second time (two lines each).
   const forRoutes: Params['forRoutes'] = [{ path: '{*path}', method: RequestMethod.ALL }];
-  if (log.pretty) return { forRoutes, pinoHttp: { ...options, transport: { target: 'pino-pretty', options: { colorize: false } } } };
+  if (log.pretty)
+    return { forRoutes, pinoHttp: { ...options, transport: { target: 'pino-pretty', options: { colorize: false } } } };
   // Lines are written in batches of 4 KiB, or once a second: a write per line cost about a tenth of
   // a request (docs/performance.md). pino flushes what is left when the process exits.
   return { forRoutes, pinoHttp: [options, destination ?? stdoutDestination()] };
@@ -74,6 +76,10 @@ export function flushLog(timeoutMs = 1000): Promise<void> {
  * lines until then, and drops them if the start fails): same format, written at once.
  */
 export function startupLogger(log: { level: LogLevel; pretty: boolean }, dest: 1 | 2 = 1) {
-  if (log.pretty) return pino({ level: log.level, transport: { target: 'pino-pretty', options: { colorize: false, destination: dest } } });
+  if (log.pretty)
+    return pino({
+      level: log.level,
+      transport: { target: 'pino-pretty', options: { colorize: false, destination: dest } },
+    });
   return pino({ level: log.level }, pino.destination({ dest, sync: true }));
 }

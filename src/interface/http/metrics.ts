@@ -70,7 +70,9 @@ export function routeOf(request: object): string {
   const route: unknown = Reflect.get(request, 'route');
   const baseUrl: unknown = Reflect.get(request, 'baseUrl');
   const path = typeof route === 'object' && route !== null && 'path' in route ? route.path : null;
-  return typeof path === 'string' && !path.includes('*') ? `${typeof baseUrl === 'string' ? baseUrl : ''}${path}` : 'unmatched';
+  return typeof path === 'string' && !path.includes('*')
+    ? `${typeof baseUrl === 'string' ? baseUrl : ''}${path}`
+    : 'unmatched';
 }
 
 /**

@@ -1,5 +1,16 @@
 import { applyDecorators, type INestApplication } from '@nestjs/common';
-import { ApiBody, ApiExtraModels, ApiHeader, ApiOperation, ApiParam, ApiResponse, DocumentBuilder, getSchemaPath, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import {
+  ApiBody,
+  ApiExtraModels,
+  ApiHeader,
+  ApiOperation,
+  ApiParam,
+  ApiResponse,
+  DocumentBuilder,
+  getSchemaPath,
+  type OpenAPIObject,
+  SwaggerModule,
+} from '@nestjs/swagger';
 import { ERROR_CODES, type ErrorStatus, ErrorResponse } from './api-error.js';
 import { GET_PET_DEPRECATION, GET_PET_SUNSET } from './deprecation.js';
 import { JSON_BODY_LIMIT } from './json-body.guard.js';
@@ -9,13 +20,25 @@ type HeaderObject = { description: string; required: boolean; schema: { type: 's
 
 /** An Error response, with an example body of its own status (not the schema's generic one). */
 const error = (status: ErrorStatus, description: string, headers: Record<string, HeaderObject> = {}) =>
-  ApiResponse({ status, description, type: ErrorResponse, headers, example: { code: ERROR_CODES[status], message: description, status } });
+  ApiResponse({
+    status,
+    description,
+    type: ErrorResponse,
+    headers,
+    example: { code: ERROR_CODES[status], message: description, status },
+  });
 
 /** A response header; `required` ones are checked on every e2e response (test/support/contract.ts). */
-const header = (description: string, required = true): HeaderObject => ({ description, required, schema: { type: 'string' } });
+const header = (description: string, required = true): HeaderObject => ({
+  description,
+  required,
+  schema: { type: 'string' },
+});
 
 const unauthorized = error(401, 'Missing or invalid API key.', {
-  'WWW-Authenticate': header('`Bearer realm="petstore"`, with `error="invalid_token"` when a key was presented but is wrong (RFC 6750).'),
+  'WWW-Authenticate': header(
+    '`Bearer realm="petstore"`, with `error="invalid_token"` when a key was presented but is wrong (RFC 6750).',
+  ),
 });
 const unavailable = error(503, 'The database does not answer; retry after the given delay.', {
   'Retry-After': header('Seconds to wait before retrying.'),
@@ -28,9 +51,13 @@ const headersTooLarge = ApiResponse({
   type: ErrorResponse,
   example: { code: 'invalid_request', message: 'Request header section exceeds 16 KiB', status: 431 },
 });
-const rateLimited = error(429, 'Too many requests for this API key, or too many failed authentications from this address.', {
-  'Retry-After': header('Seconds to wait before retrying.'),
-});
+const rateLimited = error(
+  429,
+  'Too many requests for this API key, or too many failed authentications from this address.',
+  {
+    'Retry-After': header('Seconds to wait before retrying.'),
+  },
+);
 
 export const ListPetsDocs = () =>
   applyDecorators(
@@ -46,7 +73,12 @@ export const ListPetsDocs = () =>
       status: 200,
       description: 'A page of animals.',
       schema: { $ref: getSchemaPath('Pets') },
-      headers: { Link: header('`</v1/pets?limit=..&cursor=..>; rel="next"` (RFC 8288) when more animals follow; absent on the last page.', false) },
+      headers: {
+        Link: header(
+          '`</v1/pets?limit=..&cursor=..>; rel="next"` (RFC 8288) when more animals follow; absent on the last page.',
+          false,
+        ),
+      },
     }),
     error(400, 'Invalid `limit`, `status` or `cursor`, or one of them given twice, or a malformed HTTP request.'),
     unauthorized,
@@ -77,16 +109,25 @@ export const CreatePetDocs = () =>
     }),
     ApiResponse({
       status: 201,
-      description: 'Animal added; the body carries the assigned `id`. Also the replayed answer to a retry with the same Idempotency-Key.',
+      description:
+        'Animal added; the body carries the assigned `id`. Also the replayed answer to a retry with the same Idempotency-Key.',
       type: PetResponse,
       headers: {
         Location: header('`/v1/pets/{id}` of the new animal.'),
-        'Idempotent-Replayed': header('`true` when this is the stored answer to an earlier request with the same Idempotency-Key.', false),
+        'Idempotent-Replayed': header(
+          '`true` when this is the stored answer to an earlier request with the same Idempotency-Key.',
+          false,
+        ),
       },
     }),
-    error(400, 'Malformed HTTP request, invalid Idempotency-Key header, or body missing, not a JSON object, malformed, with missing required fields, invalid values or unknown fields; the message names every offending field.'),
+    error(
+      400,
+      'Malformed HTTP request, invalid Idempotency-Key header, or body missing, not a JSON object, malformed, with missing required fields, invalid values or unknown fields; the message names every offending field.',
+    ),
     unauthorized,
-    error(409, 'A request with the same Idempotency-Key is still in flight; retry after the given delay.', { 'Retry-After': header('Seconds to wait before retrying.') }),
+    error(409, 'A request with the same Idempotency-Key is still in flight; retry after the given delay.', {
+      'Retry-After': header('Seconds to wait before retrying.'),
+    }),
     error(413, `Body larger than ${JSON_BODY_LIMIT / 1024} KiB.`),
     error(415, 'Body is not `application/json`.'),
     error(422, 'The Idempotency-Key was already used with a different body.'),
@@ -109,29 +150,52 @@ export const GetPetDocs = () =>
     ApiOperation({
       operationId: 'getPet',
       summary: 'Get an animal (deprecated)',
-      description: 'Deprecated: scheduled for removal on 5 December 2030. Use `GET /pets` with the `status` filter instead. Every response carries `Sunset` and `Deprecation` headers.',
+      description:
+        'Deprecated: scheduled for removal on 5 December 2030. Use `GET /pets` with the `status` filter instead. Every response carries `Sunset` and `Deprecation` headers.',
       deprecated: true,
     }),
-    ApiParam({ name: 'petId', description: 'Identifier of the animal to fetch.', schema: { type: 'integer', format: 'int64', minimum: 1 } }),
+    ApiParam({
+      name: 'petId',
+      description: 'Identifier of the animal to fetch.',
+      schema: { type: 'integer', format: 'int64', minimum: 1 },
+    }),
     ApiResponse({ status: 200, description: 'Animal found.', type: PetResponse, headers: deprecationHeaders }),
-    error(401, 'Missing or invalid API key.', { ...deprecationHeaders, 'WWW-Authenticate': header('`Bearer realm="petstore"` (RFC 6750).') }),
+    error(401, 'Missing or invalid API key.', {
+      ...deprecationHeaders,
+      'WWW-Authenticate': header('`Bearer realm="petstore"` (RFC 6750).'),
+    }),
     // A request Node's parser refuses (bytes not allowed in the path) gets its 400 before the route: no Sunset then.
-    error(400, 'The path is not valid percent-encoded UTF-8, or the request is malformed.', optional(deprecationHeaders)),
+    error(
+      400,
+      'The path is not valid percent-encoded UTF-8, or the request is malformed.',
+      optional(deprecationHeaders),
+    ),
     error(404, 'No animal has this id (also for ids that are not positive int64 integers).', deprecationHeaders),
-    error(429, 'Too many requests for this API key, or too many failed authentications from this address.', { ...deprecationHeaders, 'Retry-After': header('Seconds to wait before retrying.') }),
+    error(429, 'Too many requests for this API key, or too many failed authentications from this address.', {
+      ...deprecationHeaders,
+      'Retry-After': header('Seconds to wait before retrying.'),
+    }),
     headersTooLarge,
     error(500, 'Unexpected failure; the body reveals nothing of it.', deprecationHeaders),
-    error(503, 'The database does not answer; retry after the given delay.', { ...deprecationHeaders, 'Retry-After': header('Seconds to wait before retrying.') }),
+    error(503, 'The database does not answer; retry after the given delay.', {
+      ...deprecationHeaders,
+      'Retry-After': header('Seconds to wait before retrying.'),
+    }),
     ApiExtraModels(PetResponse),
   );
 
 /** The servers of the committed snapshot (docs/openapi.json): config.ts's defaults. */
 export const SNAPSHOT_SERVERS = { production: '/v1', staging: '/v1' };
 
-export function buildOpenApiDocument(app: INestApplication, servers: { production: string; staging: string }): OpenAPIObject {
+export function buildOpenApiDocument(
+  app: INestApplication,
+  servers: { production: string; staging: string },
+): OpenAPIObject {
   const config = new DocumentBuilder()
     .setTitle('Pet Store')
-    .setDescription('A store of animals available for adoption. Every operation needs `Authorization: Bearer <API key>`.')
+    .setDescription(
+      'A store of animals available for adoption. Every operation needs `Authorization: Bearer <API key>`.',
+    )
     .setVersion('1.0.0')
     .addTag('pets', 'Animals available for adoption.')
     .addServer(servers.production, 'Production')
@@ -145,10 +209,17 @@ export function buildOpenApiDocument(app: INestApplication, servers: { productio
     })
     .build();
   // Paths are relative to the servers, which end in /v1.
-  const document = SwaggerModule.createDocument(app, config, { ignoreGlobalPrefix: true, extraModels: [PetResponse, ErrorResponse] });
+  const document = SwaggerModule.createDocument(app, config, {
+    ignoreGlobalPrefix: true,
+    extraModels: [PetResponse, ErrorResponse],
+  });
   document.components ??= {};
   document.components.schemas ??= {};
-  document.components.schemas.Pets = { type: 'array', description: 'A page of animals.', items: { $ref: getSchemaPath('Pet') } };
+  document.components.schemas.Pets = {
+    type: 'array',
+    description: 'A page of animals.',
+    items: { $ref: getSchemaPath('Pet') },
+  };
   closeRequestBodies(document);
   return document;
 }
@@ -163,7 +234,8 @@ function closeRequestBodies(document: OpenAPIObject): void {
     for (const operation of [path.get, path.put, path.post, path.patch, path.delete]) {
       const body = operation?.requestBody;
       const ref = body !== undefined && 'content' in body ? body.content['application/json']?.schema : undefined;
-      const schema = ref !== undefined && '$ref' in ref ? schemas[ref.$ref.replace('#/components/schemas/', '')] : undefined;
+      const schema =
+        ref !== undefined && '$ref' in ref ? schemas[ref.$ref.replace('#/components/schemas/', '')] : undefined;
       if (schema !== undefined && !('$ref' in schema)) schema.additionalProperties = false;
     }
   }

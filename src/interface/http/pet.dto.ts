@@ -33,15 +33,32 @@ const NAME_DESCRIPTION = [
 
 @ApiSchema({ name: 'NewPet', description: 'An animal to add to the store. No other properties are allowed.' })
 export class NewPetRequest {
-  @ApiProperty({ description: NAME_DESCRIPTION, minLength: 1, maxLength: PET_NAME_MAX_LENGTH, pattern: PET_NAME_PATTERN, example: 'Rex' })
+  @ApiProperty({
+    description: NAME_DESCRIPTION,
+    minLength: 1,
+    maxLength: PET_NAME_MAX_LENGTH,
+    pattern: PET_NAME_PATTERN,
+    example: 'Rex',
+  })
   @SatisfiesRule(nameProblems)
   name!: string;
 
-  @ApiProperty({ description: 'Identifier of the category the animal belongs to.', type: 'integer', format: 'int64', minimum: 1, maximum: MAX_CATEGORY_ID, example: 1 })
+  @ApiProperty({
+    description: 'Identifier of the category the animal belongs to.',
+    type: 'integer',
+    format: 'int64',
+    minimum: 1,
+    maximum: MAX_CATEGORY_ID,
+    example: 1,
+  })
   @SatisfiesRule(categoryIdProblems)
   categoryId!: number;
 
-  @ApiPropertyOptional({ description: 'Availability status; `available` when omitted.', enum: PET_STATUSES, enumName: 'PetStatus' })
+  @ApiPropertyOptional({
+    description: 'Availability status; `available` when omitted.',
+    enum: PET_STATUSES,
+    enumName: 'PetStatus',
+  })
   // Omitted is fine; null is not a status.
   @ValidateIf((request: NewPetRequest) => request.status !== undefined)
   @SatisfiesRule(statusProblems)
@@ -50,13 +67,27 @@ export class NewPetRequest {
 
 @ApiSchema({ name: 'Pet', description: 'An animal as the store returns it.' })
 export class PetResponse {
-  @ApiProperty({ description: 'Unique identifier, assigned by the service on creation.', type: 'integer', format: 'int64', example: 1 })
+  @ApiProperty({
+    description: 'Unique identifier, assigned by the service on creation.',
+    type: 'integer',
+    format: 'int64',
+    example: 1,
+  })
   id!: number;
 
-  @ApiProperty({ description: "The animal's name, as it was sent (see NewPet for the rule; a pet added before that rule may have a name it now refuses).", example: 'Rex' })
+  @ApiProperty({
+    description:
+      "The animal's name, as it was sent (see NewPet for the rule; a pet added before that rule may have a name it now refuses).",
+    example: 'Rex',
+  })
   name!: string;
 
-  @ApiProperty({ description: 'Identifier of the category the animal belongs to.', type: 'integer', format: 'int64', example: 1 })
+  @ApiProperty({
+    description: 'Identifier of the category the animal belongs to.',
+    type: 'integer',
+    format: 'int64',
+    example: 1,
+  })
   categoryId!: number;
 
   @ApiProperty({ description: 'Availability status.', enum: PET_STATUSES, enumName: 'PetStatus' })
@@ -77,7 +108,11 @@ const LIMIT_PATTERN = '^[0-9]+$';
 const DIGITS = new RegExp(LIMIT_PATTERN);
 
 function limitProblems(value: unknown): string[] {
-  const ok = typeof value === 'string' && DIGITS.test(value) && Number(value) >= PAGE_LIMIT.min && Number(value) <= PAGE_LIMIT.max;
+  const ok =
+    typeof value === 'string' &&
+    DIGITS.test(value) &&
+    Number(value) >= PAGE_LIMIT.min &&
+    Number(value) <= PAGE_LIMIT.max;
   return ok ? [] : [`limit must be an integer from ${PAGE_LIMIT.min} to ${PAGE_LIMIT.max}`];
 }
 
@@ -102,12 +137,19 @@ export class ListPetsQuery {
   @SatisfiesRule(onlyOnce('limit', limitProblems))
   limit?: string;
 
-  @ApiPropertyOptional({ description: 'Filters by availability status, at most once.', enum: PET_STATUSES, enumName: 'PetStatus' })
+  @ApiPropertyOptional({
+    description: 'Filters by availability status, at most once.',
+    enum: PET_STATUSES,
+    enumName: 'PetStatus',
+  })
   @ValidateIf(given)
   @SatisfiesRule(onlyOnce('status', statusProblems))
   status?: PetStatus;
 
-  @ApiPropertyOptional({ description: 'Opaque position from the `Link: <...>; rel="next"` header of the previous page, at most once. Only a cursor this service issued, for the same `status`, is accepted.' })
+  @ApiPropertyOptional({
+    description:
+      'Opaque position from the `Link: <...>; rel="next"` header of the previous page, at most once. Only a cursor this service issued, for the same `status`, is accepted.',
+  })
   @ValidateIf(given)
   @SatisfiesRule(onlyOnce('cursor', cursorProblems))
   cursor?: string;

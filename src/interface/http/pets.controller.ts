@@ -28,7 +28,10 @@ export class PetsController {
 
   @Get()
   @ListPetsDocs()
-  async list(@Query(QueryValidationPipe) query: ListPetsQuery, @Res({ passthrough: true }) response: Response): Promise<PetResponse[]> {
+  async list(
+    @Query(QueryValidationPipe) query: ListPetsQuery,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<PetResponse[]> {
     const limit = query.limit === undefined ? PAGE_LIMIT.default : Number(query.limit);
     const afterId = query.cursor === undefined ? undefined : this.cursors.decode(query.cursor, query.status);
     const page = await this.listPets.execute({ status: query.status, limit, afterId });
@@ -53,7 +56,10 @@ export class PetsController {
     @Res({ passthrough: true }) response: Response,
   ): Promise<PetResponse> {
     const retry = retryKeyOf(idempotencyKey, request);
-    const { pet, replayed } = await this.createPet.execute({ name: body.name, categoryId: body.categoryId, status: body.status }, retry);
+    const { pet, replayed } = await this.createPet.execute(
+      { name: body.name, categoryId: body.categoryId, status: body.status },
+      retry,
+    );
     response.location(`/v1/pets/${pet.id}`);
     if (replayed) response.setHeader('Idempotent-Replayed', 'true');
     return toPetResponse(pet);

@@ -26,7 +26,9 @@ class InvalidInput extends Error {
 
 function problemsOf(errors: ValidationError[]): string[] {
   return errors.flatMap((error) =>
-    Object.entries(error.constraints ?? {}).map(([rule, message]) => (rule === 'whitelistValidation' ? `${quoteField(error.property)} is not a known field` : message)),
+    Object.entries(error.constraints ?? {}).map(([rule, message]) =>
+      rule === 'whitelistValidation' ? `${quoteField(error.property)} is not a known field` : message,
+    ),
   );
 }
 
@@ -48,7 +50,8 @@ export class BodyValidationPipe implements PipeTransform {
   private readonly pipe = new ValidationPipe({ ...shared, whitelist: true, forbidNonWhitelisted: true });
 
   async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new ApiError(400, 'Request body must be a JSON object');
+    if (typeof value !== 'object' || value === null || Array.isArray(value))
+      throw new ApiError(400, 'Request body must be a JSON object');
     const prototypeNamed = Object.keys(value)
       .filter((key) => key in Object.prototype || key === 'prototype')
       .map((key) => `${quoteField(key)} is not a known field`);
@@ -57,7 +60,11 @@ export class BodyValidationPipe implements PipeTransform {
       if (prototypeNamed.length > 0) throw new InvalidInput([]);
       return body;
     } catch (error) {
-      if (error instanceof InvalidInput) throw new ApiError(400, `Invalid request body: ${[...new Set([...prototypeNamed, ...error.problems])].join('; ')}`);
+      if (error instanceof InvalidInput)
+        throw new ApiError(
+          400,
+          `Invalid request body: ${[...new Set([...prototypeNamed, ...error.problems])].join('; ')}`,
+        );
       throw error;
     }
   }

@@ -56,8 +56,12 @@ describe('CreatePet', () => {
     const { createPet } = createPetWith();
     await createPet.execute({ name: 'Rex', categoryId: 1 }, retry);
 
-    await expect(createPet.execute({ name: 'Max', categoryId: 1 }, retry)).rejects.toBeInstanceOf(IdempotencyKeyReusedError);
-    await expect(createPet.execute({ name: 'Rex', categoryId: 1, status: 'available' }, retry)).rejects.toBeInstanceOf(IdempotencyKeyReusedError);
+    await expect(createPet.execute({ name: 'Max', categoryId: 1 }, retry)).rejects.toBeInstanceOf(
+      IdempotencyKeyReusedError,
+    );
+    await expect(createPet.execute({ name: 'Rex', categoryId: 1, status: 'available' }, retry)).rejects.toBeInstanceOf(
+      IdempotencyKeyReusedError,
+    );
   });
 
   it('keeps keys of different callers apart', async () => {
@@ -82,7 +86,9 @@ describe('CreatePet', () => {
     const { createPet } = createPetWith(new SlowPets());
 
     const first = createPet.execute({ name: 'Rex', categoryId: 1 }, retry);
-    await expect(createPet.execute({ name: 'Rex', categoryId: 1 }, retry)).rejects.toBeInstanceOf(IdempotencyConflictError);
+    await expect(createPet.execute({ name: 'Rex', categoryId: 1 }, retry)).rejects.toBeInstanceOf(
+      IdempotencyConflictError,
+    );
     release();
 
     expect((await first).replayed).toBe(false);

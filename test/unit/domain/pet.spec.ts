@@ -1,6 +1,13 @@
 import fc from 'fast-check';
 import { InvalidPetError } from '../../../src/domain/errors.js';
-import { newPet, nameProblems, PET_NAME_FORBIDDEN, PET_NAME_MARKS, PET_NAME_PATTERN, PET_NAME_SPACES } from '../../../src/domain/pet.js';
+import {
+  newPet,
+  nameProblems,
+  PET_NAME_FORBIDDEN,
+  PET_NAME_MARKS,
+  PET_NAME_PATTERN,
+  PET_NAME_SPACES,
+} from '../../../src/domain/pet.js';
 
 function problemsOf(input: Parameters<typeof newPet>[0]): string[] {
   try {
@@ -20,8 +27,10 @@ const NONCHARACTER = 'name must not contain noncharacters';
 const MARK = 'name may hold a joiner or variation selector only right after a visible character';
 const BLANK = 'name must contain at least one visible character, not only spaces';
 
-const bmp = (test: (character: string) => boolean): number[] => Array.from({ length: 0x10000 }, (_, c) => c).filter((c) => test(String.fromCharCode(c)));
-const inRanges = (ranges: readonly (readonly [number, number])[], c: number): boolean => ranges.some(([first, last]) => c >= first && c <= last);
+const bmp = (test: (character: string) => boolean): number[] =>
+  Array.from({ length: 0x10000 }, (_, c) => c).filter((c) => test(String.fromCharCode(c)));
+const inRanges = (ranges: readonly (readonly [number, number])[], c: number): boolean =>
+  ranges.some(([first, last]) => c >= first && c <= last);
 const forbidden = PET_NAME_FORBIDDEN.flatMap(({ ranges }) => ranges);
 
 describe('newPet', () => {
@@ -33,16 +42,23 @@ describe('newPet', () => {
     expect(newPet({ name: 'Rex', categoryId: 1, status: 'sold' }).status).toBe('sold');
   });
 
-  it.each([['5'], [5.5], [0], [-1], [true], [null], [Number.MAX_SAFE_INTEGER + 1]])('refuses categoryId %p', (categoryId) => {
-    expect(problemsOf({ name: 'Rex', categoryId })).toEqual(['categoryId must be an integer from 1 to 9007199254740991']);
-  });
+  it.each([['5'], [5.5], [0], [-1], [true], [null], [Number.MAX_SAFE_INTEGER + 1]])(
+    'refuses categoryId %p',
+    (categoryId) => {
+      expect(problemsOf({ name: 'Rex', categoryId })).toEqual([
+        'categoryId must be an integer from 1 to 9007199254740991',
+      ]);
+    },
+  );
 
   it('accepts the largest safe categoryId', () => {
     expect(newPet({ name: 'Rex', categoryId: Number.MAX_SAFE_INTEGER }).categoryId).toBe(Number.MAX_SAFE_INTEGER);
   });
 
   it.each([['lost'], [null], ['Available']])('refuses status %p', (status) => {
-    expect(problemsOf({ name: 'Rex', categoryId: 1, status })).toEqual(['status must be one of available, pending, sold']);
+    expect(problemsOf({ name: 'Rex', categoryId: 1, status })).toEqual([
+      'status must be one of available, pending, sold',
+    ]);
   });
 
   it('reports every problem at once', () => {
@@ -76,9 +92,12 @@ describe('the name rule', () => {
     expect(problemsOf({ name: '', categoryId: 1 })).toEqual(['name must not be empty']);
   });
 
-  it.each([[' '], ['   '], ['\u00a0\u3000'], ['\u2000\u200a\u202f\u205f'], ['\u1680'], ['\u2800']])('refuses the blank name %j', (name) => {
-    expect(problemsOf({ name, categoryId: 1 })).toEqual([BLANK]);
-  });
+  it.each([[' '], ['   '], ['\u00a0\u3000'], ['\u2000\u200a\u202f\u205f'], ['\u1680'], ['\u2800']])(
+    'refuses the blank name %j',
+    (name) => {
+      expect(problemsOf({ name, categoryId: 1 })).toEqual([BLANK]);
+    },
+  );
 
   it.each([
     ['Re\u0000x', CONTROL, 'U+0000', 3],
@@ -118,7 +137,9 @@ describe('the name rule', () => {
   });
 
   it('counts the position in characters, not UTF-16 units', () => {
-    expect(problemsOf({ name: '\u{1f415}\u{1f415}\u0000', categoryId: 1 })).toEqual([`${CONTROL} (U+0000 at character 3)`]);
+    expect(problemsOf({ name: '\u{1f415}\u{1f415}\u0000', categoryId: 1 })).toEqual([
+      `${CONTROL} (U+0000 at character 3)`,
+    ]);
   });
 
   it('accepts a name of 255 characters counted as code points, and refuses 256', () => {
@@ -126,9 +147,14 @@ describe('the name rule', () => {
     expect(problemsOf({ name: 'a'.repeat(256), categoryId: 1 })).toEqual(['name must be at most 255 characters long']);
   });
 
-  it.each([['\ud800'], ['a\udfff'], ['\udc00\ud800']])('refuses the lone surrogate in %j instead of storing something else', (name) => {
-    expect(problemsOf({ name, categoryId: 1 })).toEqual(['name must be well-formed Unicode text: it holds a lone surrogate']);
-  });
+  it.each([['\ud800'], ['a\udfff'], ['\udc00\ud800']])(
+    'refuses the lone surrogate in %j instead of storing something else',
+    (name) => {
+      expect(problemsOf({ name, categoryId: 1 })).toEqual([
+        'name must be well-formed Unicode text: it holds a lone surrogate',
+      ]);
+    },
+  );
 
   it.each([[7], [null], [['Rex']], [{ first: 'Rex' }]])('refuses a name that is not a string: %p', (name) => {
     expect(problemsOf({ name, categoryId: 1 })).toEqual(['name must be a string']);
@@ -140,19 +166,25 @@ describe('the name tables', () => {
   // of the JavaScript engine. These tests fail when the engine's Unicode knows a character the
   // tables should have (a new format character, say): a change of the contract, made on purpose.
   it('refuse every control, format (but the two joiners), separator and noncharacter code point of the BMP', () => {
-    const missing = bmp((c) => /^[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Noncharacter_Code_Point}]$/u.test(c)).filter((c) => !inRanges(forbidden, c) && !inRanges(PET_NAME_MARKS, c));
+    const missing = bmp((c) => /^[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Noncharacter_Code_Point}]$/u.test(c)).filter(
+      (c) => !inRanges(forbidden, c) && !inRanges(PET_NAME_MARKS, c),
+    );
 
     expect(missing).toEqual([]);
   });
 
   it('count every white space and default-ignorable code point of the BMP as a space, a mark or forbidden', () => {
-    const missing = bmp((c) => /^[\p{White_Space}\p{Default_Ignorable_Code_Point}]$/u.test(c)).filter((c) => !inRanges([...forbidden, ...PET_NAME_SPACES, ...PET_NAME_MARKS], c));
+    const missing = bmp((c) => /^[\p{White_Space}\p{Default_Ignorable_Code_Point}]$/u.test(c)).filter(
+      (c) => !inRanges([...forbidden, ...PET_NAME_SPACES, ...PET_NAME_MARKS], c),
+    );
 
     expect(missing).toEqual([]);
   });
 
   it('refuse nothing that is not control, format, separator, noncharacter or default-ignorable', () => {
-    const overreach = bmp((c) => !/^[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Noncharacter_Code_Point}\p{Default_Ignorable_Code_Point}]$/u.test(c)).filter((c) => inRanges(forbidden, c));
+    const overreach = bmp(
+      (c) => !/^[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Noncharacter_Code_Point}\p{Default_Ignorable_Code_Point}]$/u.test(c),
+    ).filter((c) => inRanges(forbidden, c));
 
     expect(overreach).toEqual([]);
   });
@@ -160,7 +192,9 @@ describe('the name tables', () => {
 
 describe('PET_NAME_PATTERN', () => {
   // Every character the tables name, and its neighbours; plain and astral characters; lone surrogates.
-  const edges = [...forbidden, ...PET_NAME_SPACES, ...PET_NAME_MARKS].flatMap(([first, last]) => [first - 1, first, last, last + 1]).filter((c) => c >= 0);
+  const edges = [...forbidden, ...PET_NAME_SPACES, ...PET_NAME_MARKS]
+    .flatMap(([first, last]) => [first - 1, first, last, last + 1])
+    .filter((c) => c >= 0);
   const character = fc.oneof(
     fc.constantFrom(...edges).map((c) => String.fromCodePoint(c)),
     fc.constantFrom('a', 'é', ' ', '\u{1f415}', '\u{e0041}', '\ud800', '\udc00'),

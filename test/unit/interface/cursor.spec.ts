@@ -16,16 +16,21 @@ function rejection(run: () => unknown): ApiError {
 describe('CursorCodec', () => {
   it('round-trips the position it issued, with and without a status', () => {
     expect(codec.decode(codec.encode({ afterId: 42 }), undefined)).toBe(42);
-    expect(codec.decode(codec.encode({ afterId: Number.MAX_SAFE_INTEGER, status: 'sold' }), 'sold')).toBe(Number.MAX_SAFE_INTEGER);
+    expect(codec.decode(codec.encode({ afterId: Number.MAX_SAFE_INTEGER, status: 'sold' }), 'sold')).toBe(
+      Number.MAX_SAFE_INTEGER,
+    );
   });
 
   it('is opaque: the cursor does not show the id in clear', () => {
     expect(codec.encode({ afterId: 123456 })).not.toContain('123456');
   });
 
-  it.each([[''], ['abc'], ['a.b'], ['x'.repeat(500)], ['MS4xLg.AAAAAAAAAAAAAAAAAAAAAA']])('refuses a cursor it did not issue: %j', (cursor) => {
-    expect(rejection(() => codec.decode(cursor, undefined))).toMatchObject({ status: 400, code: 'invalid_request' });
-  });
+  it.each([[''], ['abc'], ['a.b'], ['x'.repeat(500)], ['MS4xLg.AAAAAAAAAAAAAAAAAAAAAA']])(
+    'refuses a cursor it did not issue: %j',
+    (cursor) => {
+      expect(rejection(() => codec.decode(cursor, undefined))).toMatchObject({ status: 400, code: 'invalid_request' });
+    },
+  );
 
   it('refuses a cursor it issued with anything appended after the signature', () => {
     expect(rejection(() => codec.decode(`${codec.encode({ afterId: 5 })}.x`, undefined)).status).toBe(400);

@@ -8,7 +8,12 @@ async function announce(keys: InMemoryApiKeys, embedded: boolean) {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'first-run-key-'));
   const printed: string[] = [];
   const logged: string[] = [];
-  await announceFirstRunKey(keys, { embedded, dataDir, log: (line) => logged.push(line), print: (text) => printed.push(text) });
+  await announceFirstRunKey(keys, {
+    embedded,
+    dataDir,
+    log: (line) => logged.push(line),
+    print: (text) => printed.push(text),
+  });
   return { dataDir, printed: printed.join(''), logged };
 }
 
@@ -35,7 +40,9 @@ describe('announceFirstRunKey', () => {
     expect(await readFile(file, 'utf8')).toBe('key-1\n');
     expect((await stat(file)).mode & 0o777).toBe(0o600);
     // The whole line: where the key is, never the key itself.
-    expect(logged).toEqual([`No API key existed, so key 1 was issued; it is in ${file} (mode 0600): read it, then delete the file`]);
+    expect(logged).toEqual([
+      `No API key existed, so key 1 was issued; it is in ${file} (mode 0600): read it, then delete the file`,
+    ]);
     expect(await keys.identify('key-1')).not.toBeNull();
   });
 

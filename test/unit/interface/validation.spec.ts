@@ -2,39 +2,59 @@ import { ApiError } from '../../../src/interface/http/api-error.js';
 import { ListPetsQuery, NewPetRequest } from '../../../src/interface/http/pet.dto.js';
 import { BodyValidationPipe, QueryValidationPipe } from '../../../src/interface/http/validation.js';
 
-const validateBody = (value: unknown) => new BodyValidationPipe().transform(value, { type: 'body', metatype: NewPetRequest });
-const validateQuery = (value: unknown) => new QueryValidationPipe().transform(value, { type: 'query', metatype: ListPetsQuery });
+const validateBody = (value: unknown) =>
+  new BodyValidationPipe().transform(value, { type: 'body', metatype: NewPetRequest });
+const validateQuery = (value: unknown) =>
+  new QueryValidationPipe().transform(value, { type: 'query', metatype: ListPetsQuery });
 
 describe('request validation', () => {
   it('accepts a valid NewPet', async () => {
-    await expect(validateBody({ name: 'Rex', categoryId: 1, status: 'sold' })).resolves.toMatchObject({ name: 'Rex', categoryId: 1, status: 'sold' });
+    await expect(validateBody({ name: 'Rex', categoryId: 1, status: 'sold' })).resolves.toMatchObject({
+      name: 'Rex',
+      categoryId: 1,
+      status: 'sold',
+    });
   });
 
   it('names every offending field in one 400', async () => {
-    const error = await validateBody({ name: '', categoryId: '5', status: null, categoryID: 5 }).catch((e: unknown) => e);
+    const error = await validateBody({ name: '', categoryId: '5', status: null, categoryID: 5 }).catch(
+      (e: unknown) => e,
+    );
 
     expect(error).toBeInstanceOf(ApiError);
     expect(error).toMatchObject({ status: 400, code: 'invalid_request' });
-    for (const field of ['name', 'categoryId', 'status', 'categoryID']) expect((error as ApiError).message).toContain(field);
+    for (const field of ['name', 'categoryId', 'status', 'categoryID'])
+      expect((error as ApiError).message).toContain(field);
   });
 
   it('refuses an id in the body', async () => {
-    await expect(validateBody({ id: 5, name: 'Rex', categoryId: 1 })).rejects.toMatchObject({ message: 'Invalid request body: "id" is not a known field' });
+    await expect(validateBody({ id: 5, name: 'Rex', categoryId: 1 })).rejects.toMatchObject({
+      message: 'Invalid request body: "id" is not a known field',
+    });
   });
 
   it('quotes and shortens an odd field name so that the message stays readable', async () => {
-    await expect(validateBody({ '': 1, name: 'Rex', categoryId: 1 })).rejects.toMatchObject({ message: 'Invalid request body: "" is not a known field' });
+    await expect(validateBody({ '': 1, name: 'Rex', categoryId: 1 })).rejects.toMatchObject({
+      message: 'Invalid request body: "" is not a known field',
+    });
     await expect(validateBody({ ['x'.repeat(100)]: 1, name: 'Rex', categoryId: 1 })).rejects.toMatchObject({
       message: `Invalid request body: "${'x'.repeat(40)}…" is not a known field`,
     });
-    await expect(validateBody({ 'a"b\n': 1, name: 'Rex', categoryId: 1 })).rejects.toMatchObject({ message: String.raw`Invalid request body: "a\"b\n" is not a known field` });
+    await expect(validateBody({ 'a"b\n': 1, name: 'Rex', categoryId: 1 })).rejects.toMatchObject({
+      message: String.raw`Invalid request body: "a\"b\n" is not a known field`,
+    });
   });
 
-  it.each([['constructor'], ['toString'], ['__proto__'], ['hasOwnProperty'], ['prototype']])('refuses a field named like an Object.prototype member: %s', async (field) => {
-    const body = JSON.parse(`{"name":"Rex","categoryId":1,"${field}":{"admin":true}}`);
+  it.each([['constructor'], ['toString'], ['__proto__'], ['hasOwnProperty'], ['prototype']])(
+    'refuses a field named like an Object.prototype member: %s',
+    async (field) => {
+      const body = JSON.parse(`{"name":"Rex","categoryId":1,"${field}":{"admin":true}}`);
 
-    await expect(validateBody(body)).rejects.toMatchObject({ message: `Invalid request body: "${field}" is not a known field` });
-  });
+      await expect(validateBody(body)).rejects.toMatchObject({
+        message: `Invalid request body: "${field}" is not a known field`,
+      });
+    },
+  );
 
   it.each([
     ['{"name":{"constructor":{}},"categoryId":1}', 'name must'],
@@ -53,14 +73,21 @@ describe('request validation', () => {
   });
 
   it('accepts a query of digits within 1..100 and ignores unknown parameters', async () => {
-    await expect(validateQuery({ limit: '100', status: 'pending', foo: 'bar' })).resolves.toEqual({ limit: '100', status: 'pending' });
+    await expect(validateQuery({ limit: '100', status: 'pending', foo: 'bar' })).resolves.toEqual({
+      limit: '100',
+      status: 'pending',
+    });
   });
 
   it.each([['0'], ['101'], ['1.5'], ['+5'], [' 5'], ['1e2'], ['abc'], ['']])('refuses limit=%j', async (limit) => {
-    await expect(validateQuery({ limit })).rejects.toMatchObject({ message: 'Invalid query: limit must be an integer from 1 to 100' });
+    await expect(validateQuery({ limit })).rejects.toMatchObject({
+      message: 'Invalid query: limit must be an integer from 1 to 100',
+    });
   });
 
   it('refuses a parameter given twice', async () => {
-    await expect(validateQuery({ status: ['sold', 'sold'] })).rejects.toMatchObject({ message: 'Invalid query: status must be given only once' });
+    await expect(validateQuery({ status: ['sold', 'sold'] })).rejects.toMatchObject({
+      message: 'Invalid query: status must be given only once',
+    });
   });
 });

@@ -1,0 +1,28 @@
+// @ts-check
+// The configuration `nest new` writes (typescript-eslint's type-checked rules, Prettier as a rule),
+// in ESM like the rest of the project.
+import eslint from '@eslint/js';
+import eslintPluginPrettierRecommended from 'eslint-plugin-prettier/recommended';
+import globals from 'globals';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  {
+    ignores: ['dist/', 'coverage/', 'reports/', '.stryker-tmp/', 'data/', '.cluster/', 'test/client/petstore-api.ts'],
+  },
+  eslint.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  eslintPluginPrettierRecommended,
+  {
+    languageOptions: {
+      globals: { ...globals.node, ...globals.jest },
+      sourceType: 'module',
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+  },
+  {
+    // Plain JavaScript (configs, scripts) has no types to check against.
+    files: ['**/*.js', '**/*.mjs'],
+    extends: [tseslint.configs.disableTypeChecked],
+  },
+);
