@@ -63,7 +63,7 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
 const started = Date.now();
 const acknowledged = new Map(); // id -> the pet the 201 carried
 const lost = new Set();
-let failed = false;
+let failed;
 try {
   console.log(
     `crash loop: ${RUNS} runs, DATA_DIR ${dataDir}, database: ${EMBEDDED ? 'embedded PostgreSQL' : 'DATABASE_URL'}`,

@@ -15,7 +15,7 @@ describe('cursors without CURSOR_SECRET', () => {
   it('are good on every instance and after a restart: the signing secret is kept in the database', async () => {
     const first = await startServer(database, { cursorSecret: null });
     const second = await startServer(database, { cursorSecret: null });
-    let next = '';
+    let next: string;
     try {
       for (let i = 0; i < 3; i++)
         await fetch(`${first.url}/v1/pets`, {

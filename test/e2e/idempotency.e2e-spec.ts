@@ -1,6 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import { readPet } from '../support/http.js';
-import { authorized, json, useService } from '../support/server.js';
+import { json, useService } from '../support/server.js';
 
 // Through a proxy, so that one test can make the database fail mid-way.
 const service = useService({ throughProxy: true });
@@ -26,8 +26,8 @@ function create(
 }
 
 async function petCount(): Promise<number> {
-  const [row] = await service.database.dataSource.query('SELECT count(*)::int AS n FROM pets');
-  return Number(row.n);
+  const rows: { n: number }[] = await service.database.dataSource.query('SELECT count(*)::int AS n FROM pets');
+  return Number(rows[0]?.n);
 }
 
 describe('Idempotency-Key on POST /v1/pets', () => {

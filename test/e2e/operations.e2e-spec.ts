@@ -37,11 +37,11 @@ function logCapture(): { stream: Writable; lines: () => LogLine[]; text: () => s
   return {
     stream,
     text: () => text,
-    lines: () =>
+    lines: (): Record<string, unknown>[] =>
       text
         .trim()
         .split('\n')
-        .map((line) => JSON.parse(line)),
+        .map((line): Record<string, unknown> => JSON.parse(line) as Record<string, unknown>),
   };
 }
 

@@ -1,5 +1,5 @@
 import { removeEmbeddedPostgres } from '../../src/infrastructure/embedded-postgres.js';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DataSource } from 'typeorm';

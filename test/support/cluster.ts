@@ -95,11 +95,7 @@ export function mixedLoad(baseUrl: string, apiKey: string, clients: number): { s
       count(outcomes, String(response.status), response.ok);
       return response;
     } catch (error) {
-      count(
-        outcomes,
-        `network: ${error instanceof Error ? String(error.cause ?? error.message) : String(error)}`,
-        false,
-      );
+      count(outcomes, `network: ${error instanceof Error ? describeCause(error) : String(error)}`, false);
       return null;
     }
   };
@@ -185,4 +181,8 @@ export function idempotentCreates(
       return result;
     },
   };
+}
+
+function describeCause(error: Error): string {
+  return error.cause instanceof Error ? error.cause.message : error.message;
 }

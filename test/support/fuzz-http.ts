@@ -157,7 +157,7 @@ export function curl(origin: string, request: WireRequest): string {
     const printable =
       request.body.length <= 300 &&
       Buffer.from(text, 'utf8').equals(Buffer.from(request.body)) &&
-      !/[\u0000-\u0008\u000e-\u001f]/.test(text);
+      !/[^\P{Cc}\t\n\v\f\r]/u.test(text);
     parts.push(
       printable
         ? `--data-binary ${quote(text)}`
@@ -187,7 +187,7 @@ function hasCode(value: unknown): value is { code: string } {
 function describe(error: unknown): string {
   if (typeof error !== 'object' || error === null) return String(error);
   const name = 'name' in error ? String(error.name) : 'Error';
-  const message = 'message' in error ? String(error.message) : String(error);
+  const message = 'message' in error ? String(error.message) : JSON.stringify(error);
   const cause =
     'cause' in error && error.cause !== undefined
       ? ` (cause: ${describe(error.cause)}${hasCode(error.cause) ? `, ${error.cause.code}` : ''})`

@@ -4,16 +4,16 @@ import { type ApiKeyInfo, ApiKeys, type IssuedApiKey, type RevokeResult } from '
 export class InMemoryApiKeys extends ApiKeys {
   private readonly keys: (ApiKeyInfo & { key: string })[] = [];
 
-  async identify(key: string): Promise<string | null> {
+  identify(key: string): Promise<string | null> {
     const stored = this.keys.find((candidate) => candidate.key === key && candidate.revokedAt === null);
-    return stored === undefined ? null : `caller-${stored.id}`;
+    return Promise.resolve(stored === undefined ? null : `caller-${stored.id}`);
   }
 
   recognise(): string | null {
     return null;
   }
 
-  async issue(label: string): Promise<IssuedApiKey> {
+  issue(label: string): Promise<IssuedApiKey> {
     const issued = {
       id: this.keys.length + 1,
       label,
@@ -22,23 +22,25 @@ export class InMemoryApiKeys extends ApiKeys {
       revokedAt: null,
     };
     this.keys.push(issued);
-    return { id: issued.id, label, key: issued.key };
+    return Promise.resolve({ id: issued.id, label, key: issued.key });
   }
 
-  async list(): Promise<ApiKeyInfo[]> {
-    return this.keys.map(({ id, label, createdAt, revokedAt }) => ({ id, label, createdAt, revokedAt }));
+  list(): Promise<ApiKeyInfo[]> {
+    return Promise.resolve(
+      this.keys.map(({ id, label, createdAt, revokedAt }) => ({ id, label, createdAt, revokedAt })),
+    );
   }
 
-  async revoke(id: number): Promise<RevokeResult> {
+  revoke(id: number): Promise<RevokeResult> {
     const key = this.keys.find((stored) => stored.id === id);
-    if (key === undefined) return 'not_found';
-    if (key.revokedAt !== null) return 'already_revoked';
+    if (key === undefined) return Promise.resolve('not_found');
+    if (key.revokedAt !== null) return Promise.resolve('already_revoked');
     key.revokedAt = new Date('2026-11-22T00:00:00Z');
-    return 'revoked';
+    return Promise.resolve('revoked');
   }
 
-  async hasUsableKey(): Promise<boolean> {
-    return this.keys.some((key) => key.revokedAt === null);
+  hasUsableKey(): Promise<boolean> {
+    return Promise.resolve(this.keys.some((key) => key.revokedAt === null));
   }
 
   async issueIfNone(label: string): Promise<IssuedApiKey | null> {

@@ -6,22 +6,24 @@ export class InMemoryPetRepository extends PetRepository {
   private readonly pets = new Map<number, Pet>();
   private lastId = 0;
 
-  async add(pet: NewPet): Promise<Pet> {
+  add(pet: NewPet): Promise<Pet> {
     const stored = { id: ++this.lastId, name: pet.name, categoryId: pet.categoryId, status: pet.status };
     this.pets.set(stored.id, stored);
-    return { ...stored };
+    return Promise.resolve({ ...stored });
   }
 
-  async findById(id: number): Promise<Pet | null> {
+  findById(id: number): Promise<Pet | null> {
     const pet = this.pets.get(id);
-    return pet ? { ...pet } : null;
+    return Promise.resolve(pet ? { ...pet } : null);
   }
 
-  async list({ status, afterId = 0, limit }: PetListQuery): Promise<Pet[]> {
-    return [...this.pets.values()]
-      .filter((pet) => pet.id > afterId && (status === undefined || pet.status === status))
-      .sort((a, b) => a.id - b.id)
-      .slice(0, limit)
-      .map((pet) => ({ ...pet }));
+  list({ status, afterId = 0, limit }: PetListQuery): Promise<Pet[]> {
+    return Promise.resolve(
+      [...this.pets.values()]
+        .filter((pet) => pet.id > afterId && (status === undefined || pet.status === status))
+        .sort((a, b) => a.id - b.id)
+        .slice(0, limit)
+        .map((pet) => ({ ...pet })),
+    );
   }
 }

@@ -67,7 +67,7 @@ export async function startServer(
   const address: unknown = app.getHttpServer().address();
   if (typeof address !== 'object' || address === null || !('port' in address))
     throw new Error('the server is not listening on TCP');
-  return { url: `http://127.0.0.1:${address.port}`, app, close: () => app.close() };
+  return { url: `http://127.0.0.1:${String(address.port)}`, app, close: () => app.close() };
 }
 
 export const authorized = { Authorization: `Bearer ${TEST_API_KEY}` };

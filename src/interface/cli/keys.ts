@@ -10,7 +10,7 @@ export async function runKeysCommand(args: string[], apiKeys: ApiKeys, print: (l
   const [command, ...rest] = args;
   if (command === 'issue') {
     const label = rest[0] === '--label' && rest.length === 2 ? (rest[1] ?? '').trim() : null;
-    if (label === null || label.length === 0 || label.length > 100 || /[\u0000-\u001f\u007f]/.test(label)) {
+    if (label === null || label.length === 0 || label.length > 100 || /\p{Cc}/u.test(label)) {
       return usage(print, 'issue needs --label NAME (1-100 printable characters)');
     }
     const issued = await apiKeys.issue(label);
