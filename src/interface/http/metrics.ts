@@ -11,6 +11,8 @@ import { Public } from './bearer-key.guard.js';
 export const RATE_LIMIT_POLICIES = ['per-key', 'failed-auth', 'unknown'] as const;
 export type RateLimitPolicy = (typeof RATE_LIMIT_POLICIES)[number];
 
+const READINESS_DEADLINE_MS = 1000;
+
 export type MetricSources = { pool: DatabasePool; readiness: Readiness; replicas: ReplicaStatus };
 
 /**
@@ -40,7 +42,11 @@ export class HttpMetrics {
     registers: [this.registry],
   });
 
-  constructor({ pool, readiness, replicas }: MetricSources) {
+  /**
+   * `readinessDeadlineMs`: a database that hangs must not hang the scrape (Prometheus would count
+   * the instance down); past it, db_up is 0.
+   */
+  constructor({ pool, readiness, replicas }: MetricSources, readinessDeadlineMs = READINESS_DEADLINE_MS) {
     collectDefaultMetrics({ register: this.registry });
     // Every policy's series exists from the start, so that rate() sees the first refusal.
     for (const policy of RATE_LIMIT_POLICIES) this.rateLimited.inc({ policy }, 0);
@@ -67,15 +73,10 @@ export class HttpMetrics {
     });
     new Gauge({
       name: 'db_up',
-      help: 'Whether PostgreSQL answered the readiness check (SELECT 1) made at this scrape: 1 or 0.',
+      help: 'Whether PostgreSQL answered the readiness check (SELECT 1) made at this scrape within a second: 1 or 0.',
       registers: [this.registry],
       async collect() {
-        this.set(
-          await readiness.check().then(
-            () => 1,
-            () => 0,
-          ),
-        );
+        this.set((await answersWithin(readiness.check(), readinessDeadlineMs)) ? 1 : 0);
       },
     });
     // Without replicas these have no series at all: nothing to alert on, nothing to draw.
@@ -121,6 +122,18 @@ export class HttpMetrics {
   refused(policy: RateLimitPolicy): void {
     this.rateLimited.inc({ policy });
   }
+}
+
+function answersWithin(work: Promise<void>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  return Promise.race([
+    work.then(
+      () => true,
+      () => false,
+    ),
+    late,
+  ]).finally(() => clearTimeout(timer));
 }
 
 /** The parts of Express's request and response the observer reads (an honest fake can stand in for them). */

@@ -21,10 +21,12 @@ class FixedPool extends DatabasePool {
 }
 
 class SwitchableReadiness extends Readiness {
-  answering = true;
+  state: 'answering' | 'refusing' | 'silent' = 'answering';
 
   check(): Promise<void> {
-    return this.answering ? Promise.resolve() : Promise.reject(new StoreUnavailableError());
+    if (this.state === 'answering') return Promise.resolve();
+    if (this.state === 'refusing') return Promise.reject(new StoreUnavailableError());
+    return new Promise(() => undefined);
   }
 }
 
@@ -67,11 +69,14 @@ class FakeResponse extends EventEmitter implements ObservedResponse {
 function metricsWith(
   sources: { pool?: DatabasePool; readiness?: Readiness; replicas?: ReplicaStatus } = {},
 ): HttpMetrics {
-  return new HttpMetrics({
-    pool: sources.pool ?? new FixedPool(),
-    readiness: sources.readiness ?? new SwitchableReadiness(),
-    replicas: sources.replicas ?? new FixedReplicas(),
-  });
+  return new HttpMetrics(
+    {
+      pool: sources.pool ?? new FixedPool(),
+      readiness: sources.readiness ?? new SwitchableReadiness(),
+      replicas: sources.replicas ?? new FixedReplicas(),
+    },
+    20,
+  );
 }
 
 /** `name{labels} value` lines of one metric family, as /metrics serves them. */
@@ -157,14 +162,16 @@ describe('HttpMetrics gauges, read at scrape time', () => {
     expect(await samples(metrics, 'db_pool_connections')).toContain('db_pool_connections{state="in_use"} 0');
   });
 
-  it('says whether the database answered at this scrape', async () => {
+  it('says whether the database answered at this scrape, within a deadline', async () => {
     const readiness = new SwitchableReadiness();
     const metrics = metricsWith({ readiness });
 
     expect(await samples(metrics, 'db_up')).toEqual(['db_up 1']);
-    readiness.answering = false;
+    readiness.state = 'refusing';
     expect(await samples(metrics, 'db_up')).toEqual(['db_up 0']);
-    readiness.answering = true;
+    readiness.state = 'silent';
+    expect(await samples(metrics, 'db_up')).toEqual(['db_up 0']);
+    readiness.state = 'answering';
     expect(await samples(metrics, 'db_up')).toEqual(['db_up 1']);
   });
 
