@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { getFrom } from '../support/from-address.js';
 import {
@@ -225,6 +226,91 @@ describe('reads on the streaming replica', () => {
       );
       expect([...statuses.keys()]).toEqual(['200']);
       expect(slowest).toBeLessThan(1000);
+    },
+    2 * MINUTES,
+  );
+});
+
+/** PROMETHEUS_URL from .cluster/env: the Prometheus cluster.sh runs on the instances with deploy/prometheus's rules. */
+function prometheusUrl(): string {
+  const line = readFileSync('.cluster/env', 'utf8')
+    .split('\n')
+    .find((candidate) => candidate.startsWith('PROMETHEUS_URL='));
+  if (line === undefined) throw new Error('.cluster/env has no PROMETHEUS_URL: cluster.sh ran without Prometheus');
+  return line.slice('PROMETHEUS_URL='.length);
+}
+
+/** `data` of a Prometheus HTTP API answer. */
+async function prometheusApi(path: string): Promise<unknown> {
+  const response = await fetch(`${prometheusUrl()}/api/v1/${path}`);
+  const body: unknown = await response.json();
+  if (!response.ok || typeof body !== 'object' || body === null || !('data' in body))
+    throw new Error(`Prometheus answered ${response.status} to ${path}`);
+  return body.data;
+}
+
+const listOf = (value: unknown, key: string): unknown[] => {
+  const list: unknown = typeof value === 'object' && value !== null ? Reflect.get(value, key) : undefined;
+  return Array.isArray(list) ? list : [];
+};
+const field = (value: unknown, ...path: string[]): unknown =>
+  path.reduce<unknown>((at, key) => (typeof at === 'object' && at !== null ? Reflect.get(at, key) : undefined), value);
+
+/** The instances the instance-down alert is firing for, by `instance` label. */
+async function instancesDown(): Promise<string[]> {
+  return listOf(await prometheusApi('alerts'), 'alerts')
+    .filter((alert) => field(alert, 'labels', 'alertname') === 'PetstoreInstanceDown')
+    .filter((alert) => field(alert, 'state') === 'firing')
+    .map((alert) => String(field(alert, 'labels', 'instance')));
+}
+
+/** Values of an instant query, by `instance` label. */
+async function queryByInstance(expr: string): Promise<Map<string, string>> {
+  const result = listOf(await prometheusApi(`query?query=${encodeURIComponent(expr)}`), 'result');
+  return new Map(
+    result.map((sample) => [String(field(sample, 'metric', 'instance')), String(field(sample, 'value', '1'))]),
+  );
+}
+
+describe('Prometheus on the cluster, with the deployed alerting rules', () => {
+  it(
+    'scrapes every instance and loads every rule; the instance-down alert fires when an instance is killed and clears when it is back',
+    async () => {
+      const targets = env.instancePorts.map((port) => `127.0.0.1:${port}`);
+      await until(
+        async () =>
+          [...(await queryByInstance('up{job="petstore"}')).values()].join() === targets.map(() => '1').join(),
+        15_000,
+        'every instance scraped',
+      );
+      const rules = listOf(await prometheusApi('rules'), 'groups').flatMap((group) => listOf(group, 'rules'));
+      expect(rules.map((rule) => field(rule, 'health'))).toEqual(rules.map(() => 'ok'));
+      expect(rules.map((rule) => field(rule, 'name'))).toContain('PetstoreInstanceDown');
+      // What the instances serve, as Prometheus sees it: the database answers, the replica serves reads.
+      expect(await queryByInstance('db_up')).toEqual(new Map(targets.map((target) => [target, '1'])));
+      await until(
+        async () => [...(await queryByInstance('db_replica_usable')).values()].every((value) => value === '1'),
+        15_000,
+        'the replica usable on every instance',
+      );
+      expect(await instancesDown()).toEqual([]);
+
+      await cluster('kill-instance', '3');
+      const firedMs = await until(
+        async () => (await instancesDown()).join() === targets[2],
+        30_000,
+        'PetstoreInstanceDown firing for instance 3',
+      );
+      await cluster('start-instance', '3');
+      const clearedMs = await until(
+        async () => (await instancesDown()).length === 0,
+        30_000,
+        'PetstoreInstanceDown cleared',
+      );
+
+      report(
+        `Prometheus: PetstoreInstanceDown fired ${Math.round(firedMs)} ms after kill -9 of instance 3 (2 s scrape, for: 2s), cleared ${Math.round(clearedMs)} ms after it was ready again`,
+      );
     },
     2 * MINUTES,
   );
