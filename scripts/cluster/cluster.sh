@@ -78,7 +78,8 @@ pg_ctl_() { as_pg "$PG_BIN/pg_ctl" "$@"; }
 # Prometheus on the instances, with the deployed rules (every `for:` shortened) and a 2 s scrape.
 start_prometheus() {
   local instances=$1 port targets=""
-  command -v prometheus >/dev/null || bash scripts/cluster/install-prometheus.sh
+  command -v prometheus >/dev/null || bash scripts/cluster/install-prometheus.sh ||
+    { log "no prometheus: install Debian's prometheus package, or run with PROMETHEUS=off"; return 1; }
   port=$(free_port)
   mkdir -p "$DIR/prometheus"
   cp deploy/prometheus/prometheus.yml "$DIR/prometheus/prometheus.yml"
