@@ -12,6 +12,7 @@ import { IdempotencyStore } from './application/idempotency-store.js';
 import { ListPets } from './application/list-pets.js';
 import { RateLimits } from './application/rate-limits.js';
 import { Readiness } from './application/readiness.js';
+import { ReplicaStatus } from './application/replica-status.js';
 import { type Config, petstoreConfig } from './config.js';
 import { PetRepository } from './domain/pet-repository.js';
 import {
@@ -30,6 +31,7 @@ import { TypeOrmApiKeys } from './infrastructure/typeorm-api-keys.js';
 import { TypeOrmIdempotencyStore } from './infrastructure/typeorm-idempotency-store.js';
 import { TypeOrmPetRepository } from './infrastructure/typeorm-pet-repository.js';
 import { ReplicaRoutingPetRepository } from './infrastructure/replica-reads.js';
+import { ReplicaSetStatus } from './infrastructure/replica-set-status.js';
 import { TypeOrmReplicas } from './infrastructure/typeorm-replicas.js';
 import { BearerKeyGuard } from './interface/http/bearer-key.guard.js';
 import { CursorCodec } from './interface/http/cursor.js';
@@ -113,7 +115,17 @@ export class DatabaseServerModule {}
       useFactory: async (config: Config, ds: DataSource) =>
         new CursorCodec(config.cursorSecret ?? (await sharedSecret(ds, 'cursor'))),
     },
-    { provide: HttpMetrics, inject: [DatabasePool], useFactory: (pool: DatabasePool) => new HttpMetrics(pool) },
+    {
+      provide: ReplicaStatus,
+      inject: [TypeOrmReplicas],
+      useFactory: (replicas: TypeOrmReplicas) => new ReplicaSetStatus(replicas.set),
+    },
+    {
+      provide: HttpMetrics,
+      inject: [DatabasePool, Readiness, ReplicaStatus],
+      useFactory: (pool: DatabasePool, readiness: Readiness, replicas: ReplicaStatus) =>
+        new HttpMetrics({ pool, readiness, replicas }),
+    },
     ShutdownState,
     { provide: ListPets, inject: [PetRepository], useFactory: (pets: PetRepository) => new ListPets(pets) },
     {

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The whole topology on one machine: HAProxy (Debian's) in front of N instances of the built
 # service, a PostgreSQL primary with one streaming replica (Debian's PostgreSQL 15, pg_basebackup -R),
-# and Redis. Everything lives under .cluster/ (pid files, logs, ports in .cluster/env); `down`
-# stops every process `up` started and leaves nothing running.
+# Redis, and Prometheus (Debian's) scraping every instance with the rules of deploy/prometheus/.
+# Everything lives under .cluster/ (pid files, logs, ports in .cluster/env); `down` stops every
+# process `up` started and leaves nothing running.
 #
 #   scripts/cluster/cluster.sh up [N]            build once, start everything (N instances, default 3)
 #   scripts/cluster/cluster.sh down              stop everything, remove .cluster/
@@ -14,7 +15,8 @@
 # Environment: INSTANCES (default 3), REDIS_URL (use that Redis instead of starting one),
 # PG_BIN (default /usr/lib/postgresql/15/bin), SHUTDOWN_DELAY_SECONDS (default 2: more than the
 # balancer's check interval times its fall count, 0.5 s x 2), RATE_LIMIT_PER_MINUTE (default high
-# enough for load tests).
+# enough for load tests), PROMETHEUS (default on; off: no Prometheus), PROMETHEUS_FOR (default 2s:
+# every alert's `for:` in the cluster's copy of the rules, so that an alert fires within seconds).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -72,6 +74,24 @@ stop_pid() { # stop_pid FILE SIGNAL: signal the process, wait for it to go
 }
 
 pg_ctl_() { as_pg "$PG_BIN/pg_ctl" "$@"; }
+
+# Prometheus on the instances, with the deployed rules (every `for:` shortened) and a 2 s scrape.
+start_prometheus() {
+  local instances=$1 port targets=""
+  command -v prometheus >/dev/null || bash scripts/cluster/install-prometheus.sh ||
+    { log "no prometheus: install Debian's prometheus package, or run with PROMETHEUS=off"; return 1; }
+  port=$(free_port)
+  mkdir -p "$DIR/prometheus"
+  cp deploy/prometheus/prometheus.yml "$DIR/prometheus/prometheus.yml"
+  sed -E "s/^( +for:) .*/\1 ${PROMETHEUS_FOR:-2s}/" deploy/prometheus/alerts.yml >"$DIR/prometheus/alerts.yml"
+  for ((i = 1; i <= instances; i++)); do targets+="${targets:+, }\"127.0.0.1:$(eval echo "\$INSTANCE_${i}_PORT")\""; done
+  echo "[{\"targets\": [$targets]}]" >"$DIR/prometheus/targets.json"
+  echo "PROMETHEUS_URL=http://127.0.0.1:$port" >>"$DIR/env"
+  prometheus --config.file="$DIR/prometheus/prometheus.yml" --storage.tsdb.path="$DIR/prometheus/data" \
+    --web.listen-address="127.0.0.1:$port" >>"$DIR/prometheus.log" 2>&1 &
+  echo $! >"$DIR/prometheus.pid"
+  wait_for 30 "Prometheus (log $DIR/prometheus.log)" curl -fsS "http://127.0.0.1:$port/-/ready"
+}
 
 up() {
   local instances=${1:-${INSTANCES:-3}}
@@ -155,6 +175,10 @@ EOF
   } >"$DIR/haproxy.cfg"
   BALANCER_PORT=$balancer_port STATS_SOCKET=$DIR/haproxy.sock haproxy -D -f "$DIR/haproxy.cfg" -p "$DIR/haproxy.pid"
   wait_for 10 "HAProxy" curl -fsS "$BALANCER_URL/readyz"
+  if [[ ${PROMETHEUS:-on} != off ]]; then
+    log "Prometheus (deploy/prometheus)"
+    start_prometheus "$instances"
+  fi
   trap - ERR
   log "up: $BALANCER_URL (API key in $DIR/env), stop with: npm run cluster:down"
 }
@@ -162,6 +186,7 @@ EOF
 down() {
   trap - ERR
   [[ -d $DIR ]] || { log "nothing to stop"; return 0; }
+  stop_pid "$DIR/prometheus.pid" TERM
   stop_pid "$DIR/haproxy.pid" TERM
   for file in "$DIR"/instance-*.pid; do [[ -e $file ]] && stop_pid "$file" TERM; done
   stop_pid "$DIR/redis.pid" TERM

@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import pg from 'pg';
+import { parse as parseYaml } from 'yaml';
 import { getFrom } from '../support/from-address.js';
 import {
   balancerServers,
@@ -121,8 +123,21 @@ describe('instances come and go under steady load', () => {
       );
       await sleep(2000);
       const result = await creates.stop();
+      // Prometheus (deploy/prometheus/alerts.yml, every for: at 2 s) sees it too, and sees it back.
+      const killedTarget = `127.0.0.1:${env.instancePorts[1]}`;
+      await until(
+        async () => (await instancesDown()).join() === killedTarget,
+        30_000,
+        'PetstoreInstanceDown firing for instance 2',
+      );
+      const firedMs = performance.now() - killed;
       await cluster('start-instance', '2');
+      const restarted = performance.now();
       await until(async () => (await balancerServers()).get('app2') === true, 10_000, 'app2 back in the balancer');
+      await until(async () => (await instancesDown()).length === 0, 30_000, 'PetstoreInstanceDown cleared');
+      report(
+        `kill -9: PetstoreInstanceDown fired ${Math.round(firedMs)} ms after the kill (2 s scrape, for: 2s), cleared ${Math.round(performance.now() - restarted)} ms after the instance was ready again`,
+      );
 
       const rows = await primaryQuery<{ id: string; name: string }>(
         `SELECT id, name FROM pets WHERE name LIKE 'kill %'`,
@@ -227,5 +242,87 @@ describe('reads on the streaming replica', () => {
       expect(slowest).toBeLessThan(1000);
     },
     2 * MINUTES,
+  );
+});
+
+/** PROMETHEUS_URL from .cluster/env: the Prometheus cluster.sh runs on the instances with deploy/prometheus's rules. */
+function prometheusUrl(): string {
+  const line = readFileSync('.cluster/env', 'utf8')
+    .split('\n')
+    .find((candidate) => candidate.startsWith('PROMETHEUS_URL='));
+  if (line === undefined) throw new Error('.cluster/env has no PROMETHEUS_URL: cluster.sh ran without Prometheus');
+  return line.slice('PROMETHEUS_URL='.length);
+}
+
+/** `data` of a Prometheus HTTP API answer. */
+async function prometheusApi(path: string): Promise<unknown> {
+  const response = await fetch(`${prometheusUrl()}/api/v1/${path}`);
+  const body: unknown = await response.json();
+  if (!response.ok || typeof body !== 'object' || body === null || !('data' in body))
+    throw new Error(`Prometheus answered ${response.status} to ${path}`);
+  return body.data;
+}
+
+function listOf(value: unknown, key: string): unknown[] {
+  const list: unknown = typeof value === 'object' && value !== null ? Reflect.get(value, key) : undefined;
+  return Array.isArray(list) ? list : [];
+}
+
+function field(value: unknown, ...path: string[]): unknown {
+  return path.reduce<unknown>(
+    (at, key) => (typeof at === 'object' && at !== null ? Reflect.get(at, key) : undefined),
+    value,
+  );
+}
+
+/** The instances the instance-down alert is firing for, by `instance` label. */
+async function instancesDown(): Promise<string[]> {
+  return listOf(await prometheusApi('alerts'), 'alerts')
+    .filter((alert) => field(alert, 'labels', 'alertname') === 'PetstoreInstanceDown')
+    .filter((alert) => field(alert, 'state') === 'firing')
+    .map((alert) => String(field(alert, 'labels', 'instance')));
+}
+
+function equalMaps(a: Map<string, string>, b: Map<string, string>): boolean {
+  return a.size === b.size && [...a].every(([key, value]) => b.get(key) === value);
+}
+
+/** Values of an instant query, by `instance` label. */
+async function queryByInstance(expr: string): Promise<Map<string, string>> {
+  const result = listOf(await prometheusApi(`query?query=${encodeURIComponent(expr)}`), 'result');
+  return new Map(
+    result.map((sample) => [String(field(sample, 'metric', 'instance')), String(field(sample, 'value', '1'))]),
+  );
+}
+
+describe('Prometheus on the cluster, with the deployed alerting rules', () => {
+  it(
+    'scrapes every instance and loads every rule; the database and the replica answer every instance; no instance is down',
+    async () => {
+      const targets = env.instancePorts.map((port) => `127.0.0.1:${port}`);
+      const everywhere = (value: string): Map<string, string> => new Map(targets.map((target) => [target, value]));
+
+      await until(
+        async () => equalMaps(await queryByInstance('up{job="petstore"}'), everywhere('1')),
+        15_000,
+        'every instance scraped',
+      );
+      const rules = listOf(await prometheusApi('rules'), 'groups').flatMap((group) => listOf(group, 'rules'));
+      expect(rules.map((rule) => field(rule, 'health'))).toEqual(rules.map(() => 'ok'));
+      const deployed: unknown = parseYaml(readFileSync('deploy/prometheus/alerts.yml', 'utf8'));
+      const alertNames = listOf(deployed, 'groups').flatMap((group) =>
+        listOf(group, 'rules').map((rule) => field(rule, 'alert')),
+      );
+      expect(alertNames).toContain('PetstoreInstanceDown');
+      expect(rules.map((rule) => field(rule, 'name'))).toEqual(alertNames);
+      expect(await queryByInstance('db_up')).toEqual(everywhere('1'));
+      await until(
+        async () => equalMaps(await queryByInstance('db_replica_usable'), everywhere('1')),
+        15_000,
+        'the replica serving reads for every instance',
+      );
+      expect(await instancesDown()).toEqual([]);
+    },
+    MINUTES,
   );
 });
