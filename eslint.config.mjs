@@ -8,7 +8,15 @@ import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   {
-    ignores: ['dist/', 'coverage/', 'reports/', '.stryker-tmp/', 'data/', '.cluster/', 'test/client/petstore-api.ts'],
+    ignores: [
+      '**/dist/',
+      'coverage/',
+      'reports/',
+      '.stryker-tmp/',
+      'data/',
+      '.cluster/',
+      'test/client/petstore-api.ts',
+    ],
   },
   eslint.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,

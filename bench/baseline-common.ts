@@ -1,4 +1,6 @@
 /**
+ * Standalone on purpose: it copies the service's SQL and error codes, so a change there does not move it.
+ *
  * What the baselines (express-baseline.ts, node-http-baseline.ts, nest-baseline.ts) share below
  * HTTP: the service's auth (a Bearer key from API_KEYS, compared as sha256), its rules (the
  * domain's own check functions), the statements its repository runs, written out, a signed keyset
@@ -105,7 +107,7 @@ export async function listPets(query: Record<string, unknown>): Promise<{ pets: 
     ...(status ? { status } : {}),
     cursor: encodeCursor(last.id, status),
   });
-  return { pets, link: `</v1/pets?${next}>; rel="next"` };
+  return { pets, link: `</v1/pets?${next.toString()}>; rel="next"` };
 }
 
 export async function createPet(body: unknown): Promise<Pet> {

@@ -1,7 +1,7 @@
 /**
  * Where the CPU time of a V8 .cpuprofile (node --cpu-prof) goes: self time by function and by
  * package, and for each package the share of samples with it anywhere on the stack.
- * Usable alone: node dist/bench/cpuprofile.js <file.cpuprofile>
+ * Usable alone: node bench/dist/bench/cpuprofile.js <file.cpuprofile>
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -29,10 +29,38 @@ export function readCpuProfile(file: string): CpuProfile {
     throw new Error(`${file} is not a V8 CPU profile`);
   }
   const { nodes, samples, timeDeltas, startTime } = data;
-  if (!Array.isArray(nodes) || !Array.isArray(samples) || !Array.isArray(timeDeltas) || typeof startTime !== 'number') {
+  if (!isNodeArray(nodes) || !isNumberArray(samples) || !isNumberArray(timeDeltas) || typeof startTime !== 'number') {
     throw new Error(`${file} is not a V8 CPU profile`);
   }
   return { nodes, samples, timeDeltas, startTime };
+}
+
+function isNumberArray(value: unknown): value is number[] {
+  return Array.isArray(value) && value.every((item) => typeof item === 'number');
+}
+
+/** The fields the summary reads: id, callFrame's name, url and line, children's ids. */
+function isNodeArray(value: unknown): value is ProfileNode[] {
+  return (
+    Array.isArray(value) &&
+    value.every(
+      (node: unknown) =>
+        typeof node === 'object' &&
+        node !== null &&
+        'id' in node &&
+        typeof node.id === 'number' &&
+        'callFrame' in node &&
+        typeof node.callFrame === 'object' &&
+        node.callFrame !== null &&
+        'functionName' in node.callFrame &&
+        typeof node.callFrame.functionName === 'string' &&
+        'url' in node.callFrame &&
+        typeof node.callFrame.url === 'string' &&
+        'lineNumber' in node.callFrame &&
+        typeof node.callFrame.lineNumber === 'number' &&
+        (!('children' in node) || node.children === undefined || isNumberArray(node.children)),
+    )
+  );
 }
 
 /**

@@ -1,4 +1,6 @@
 /**
+ * Standalone on purpose: it copies the service's SQL and error codes, so a change there does not move it.
+ *
  * A yardstick: listPets, createPet and getPet in stock Express 5 + pg, as anyone would write them
  * (express.json(), hand-written checks), with the service's auth, rules, SQL, error bodies and
  * contract headers (nosniff, no-store, no ETag, Sunset/Deprecation, Location, Link) from
@@ -65,7 +67,9 @@ app.all('/v1/pets/:petId', checkKey, () => {
 app.use(() => {
   throw new HttpError(404, 'No such route');
 });
-app.use((error: unknown, _request: Request, response: Response, _next: NextFunction) => {
+app.use((error: unknown, _request: Request, response: Response, next: NextFunction) => {
+  // An answer already under way cannot get an error body: Express's own handler ends the connection.
+  if (response.headersSent) return next(error);
   const answer = errorAnswer(error);
   response.status(answer.status).set(answer.headers).json(answer.body);
 });

@@ -1,4 +1,6 @@
 /**
+ * Standalone on purpose: it copies the service's SQL and error codes, so a change there does not move it.
+ *
  * A yardstick for the framework alone: the same work as express-baseline.ts (auth, rules, SQL,
  * error bodies and contract headers from baseline-common.ts), written as the smallest NestJS app
  * on Express would be: one controller, a guard, an exception filter, Nest's JSON body parser (a

@@ -1,4 +1,6 @@
 /**
+ * Standalone on purpose: it copies the service's SQL and error codes, so a change there does not move it.
+ *
  * The floor: listPets, createPet and getPet on bare node:http + pg, no framework. Same auth, rules,
  * SQL, status codes, error bodies and headers as express-baseline.ts (both take them from
  * baseline-common.ts), routed and parsed by hand. Env: PORT, HOST, DATABASE_URL, API_KEYS, CURSOR_SECRET.

@@ -1,14 +1,18 @@
 /**
- * `npm run bench`: our service, started as `npm run start:prod` starts it, against stock Express 5
- * + pg, bare node:http + pg and a minimal NestJS app doing the same three operations, on a
- * database of its own, under wrk; then keyset paging over a million pets. Figures, never
- * assertions: ratios are what compare across machines. See docs/performance.md.
+ * `npm run bench`: our service, started as `npm run start:prod` starts it, against the obvious
+ * NestJS app for this API, stock Express 5 + pg, bare node:http + pg and a minimal NestJS app doing
+ * the same three operations, on a database of its own, under wrk; then keyset paging over a
+ * million pets. Figures, never assertions: ratios are what compare across machines. See
+ * docs/performance.md.
  *
  *   BENCH_DURATION=10 (s per run)  BENCH_ROUNDS=2  BENCH_WARMUP=3  BENCH_QUICK=1 (skip paging)  DATABASE_URL=...
  *   npm run bench -- --paging     only the paging figures (or BENCH_PAGING=1)
  *   npm run bench -- --profile    V8 CPU profiles of our service under the list and 401 scenarios
  *                                 (BENCH_PROFILE_SCENARIOS="create,get by id" picks others), written to
  *                                 BENCH_PROFILE_DIR (default /tmp/prof) and summarised by package
+ *   npm run bench -- --chart      only redraws docs/bench-node<major>.svg from the saved results
+ *
+ * A comparison is saved as bench/results/latest-node<major>.json too, and charted from that file.
  */
 import 'reflect-metadata'; // cursor.ts's module graph carries Swagger decorators.
 import { readFileSync } from 'node:fs';
@@ -18,6 +22,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { CursorCodec } from '../src/interface/http/cursor.js';
+import { writeCharts } from './chart.js';
 import { printSummary, readCpuProfile, summariseProfile } from './cpuprofile.js';
 import { openBenchDatabase, seedPets } from './database.js';
 import {
@@ -33,16 +38,19 @@ import { ensureWrk } from './wrk.js';
 
 const API_KEY = 'bench-key-0123456789';
 const CURSOR_SECRET = 'bench-cursor-secret';
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+// bench/dist/bench/run.js: the repository is three levels up.
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const RESULTS_DIR = path.join(ROOT, 'bench/results');
+const DOCS_DIR = path.join(ROOT, 'docs');
 const START_PROD = startProdScript();
 const COMMANDS: Record<string, string[]> = {
   ours: ['sh', '-c', START_PROD],
+  'obvious-nest': [process.execPath, fileURLToPath(new URL('./obvious-nest/main.js', import.meta.url))],
   express: [process.execPath, fileURLToPath(new URL('./express-baseline.js', import.meta.url))],
   'node:http': [process.execPath, fileURLToPath(new URL('./node-http-baseline.js', import.meta.url))],
   nest: [process.execPath, fileURLToPath(new URL('./nest-baseline.js', import.meta.url))],
 };
-const BASELINES = ['express', 'node:http', 'nest'];
+const BASELINES = ['obvious-nest', 'express', 'node:http', 'nest'];
 
 const PETS = 10_000;
 const PAGING_PETS = 1_000_000;
@@ -53,11 +61,13 @@ const ROUNDS = Math.max(1, Math.round(numberFromEnv('BENCH_ROUNDS', 2)));
 const warmupSeconds = numberFromEnv('BENCH_WARMUP', 3);
 const pagingSeconds = numberFromEnv('BENCH_PAGING_DURATION', 5);
 const profileSeconds = numberFromEnv('BENCH_PROFILE_DURATION', 10);
-const mode = process.argv.includes('--profile')
-  ? 'profile'
-  : process.argv.includes('--paging') || process.env.BENCH_PAGING === '1'
-    ? 'paging'
-    : 'compare';
+const mode = process.argv.includes('--chart')
+  ? 'chart'
+  : process.argv.includes('--profile')
+    ? 'profile'
+    : process.argv.includes('--paging') || process.env.BENCH_PAGING === '1'
+      ? 'paging'
+      : 'compare';
 const withPaging = mode === 'paging' || (mode === 'compare' && process.env.BENCH_QUICK !== '1');
 
 type Run = Measurement & { scenario: string; server: string; round: number };
@@ -93,9 +103,10 @@ const loadSeconds =
 setTimeout(() => abort('time limit reached'), (loadSeconds + 600) * 1000).unref();
 
 async function main(): Promise<void> {
+  if (mode === 'chart') return chart();
   ensureWrk();
   const database = await openBenchDatabase(process.env.DATABASE_URL || undefined);
-  cleanups.push(database.close);
+  cleanups.push(() => database.close());
   const logDir = await mkdtemp(path.join(tmpdir(), 'petstore-bench-logs-'));
   cleanups.push(() => rm(logDir, { recursive: true, force: true }));
   // After the database: an embedded PostgreSQL started by this process would inherit the pinning.
@@ -151,6 +162,7 @@ async function main(): Promise<void> {
     warmupSeconds,
     startProd: START_PROD,
   };
+  let failedRuns = 0;
   if (mode === 'compare') {
     const servers = [ours];
     for (const name of BASELINES) servers.push(await start(name));
@@ -158,13 +170,15 @@ async function main(): Promise<void> {
     const runs = await compare(servers);
     report.runs = runs;
     Object.assign(report, summarise(runs));
-    report.failedRuns = runs.filter((run) => run.failures > 0).length;
+    failedRuns = runs.filter((run) => run.failures > 0).length;
+    report.failedRuns = failedRuns;
   }
   if (withPaging) report.paging = await paging(ours, database.url);
   await save(report, mode === 'compare');
-  if (Number(report.failedRuns) > 0) {
+  if (mode === 'compare') await chart();
+  if (failedRuns > 0) {
     console.error(
-      `\nbench: ${report.failedRuns} runs FAILED (wrong statuses or socket errors): their figures are not comparable`,
+      `\nbench: ${failedRuns} runs FAILED (wrong statuses or socket errors): their figures are not comparable`,
     );
     process.exitCode = 1;
   }
@@ -367,10 +381,11 @@ async function profile(
 
 /** The service runs as `npm run start:prod` runs it: package.json's script, read now, through sh. */
 function startProdScript(): string {
-  const manifest: { scripts?: Record<string, unknown> } = JSON.parse(
-    readFileSync(path.join(ROOT, 'package.json'), 'utf8'),
-  );
-  const script = manifest.scripts?.['start:prod'];
+  const manifest: unknown = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
+  const scripts: unknown =
+    typeof manifest === 'object' && manifest !== null && 'scripts' in manifest ? manifest.scripts : undefined;
+  const script: unknown =
+    typeof scripts === 'object' && scripts !== null && 'start:prod' in scripts ? scripts['start:prod'] : undefined;
   if (typeof script !== 'string' || script.trim() === '')
     throw new Error(`${path.join(ROOT, 'package.json')} has no start:prod script`);
   return script;
@@ -399,7 +414,11 @@ function meanOf(runs: Measurement[]): Measurement {
 async function save(report: Record<string, unknown>, asLatest: boolean): Promise<void> {
   await mkdir(RESULTS_DIR, { recursive: true });
   const files = [`${String(report.date).replace(/[:.]/g, '-')}.json`];
-  if (asLatest) files.push(`latest-${process.env.DATABASE_URL ? 'server' : 'embedded'}-postgres.json`);
+  if (asLatest)
+    files.push(
+      `latest-${process.env.DATABASE_URL ? 'server' : 'embedded'}-postgres.json`,
+      `latest-node${process.versions.node.split('.')[0]}.json`,
+    );
   for (const name of files) {
     const file = path.join(RESULTS_DIR, name);
     // Written whole or not at all: an interrupted run leaves at most a .tmp file.
@@ -407,6 +426,11 @@ async function save(report: Record<string, unknown>, asLatest: boolean): Promise
     await rename(`${file}.tmp`, file);
     console.log(`${files.indexOf(name) === 0 ? '\n' : ''}results: ${path.relative(process.cwd(), file)}`);
   }
+}
+
+async function chart(): Promise<void> {
+  for (const file of await writeCharts(RESULTS_DIR, DOCS_DIR))
+    console.log(`chart: ${path.relative(process.cwd(), file)}`);
 }
 
 function markdownTable(header: string[], rows: string[][]): string {

@@ -80,7 +80,12 @@ export async function startServer({ name, command, cwd, env, logFile }: Launch):
     pid = nodeProcessUnder(pid);
   } catch (error) {
     await server.stop();
-    throw new Error(`${name} did not start: ${error instanceof Error ? error.message : String(error)}\n${lastWords()}`);
+    throw new Error(
+      `${name} did not start: ${error instanceof Error ? error.message : String(error)}\n${lastWords()}`,
+      {
+        cause: error,
+      },
+    );
   }
   return server;
 }

@@ -9,8 +9,9 @@
 #      minbase + Node 26 from the npm registry + npm), kept between runs: built only when missing.
 #   3. The image, from the Dockerfile, with --build-arg BASE_IMAGE=localhost/petstore-base:26
 #      (npm ci and nest build inside; layers cached between runs).
-#   4. The image's configuration: a non-root USER, node itself as CMD with start:prod's flags,
-#      HEALTHCHECK, HOST/PORT/DATA_DIR defaults.
+#   4. The image's configuration: a non-root USER, node itself as CMD with start:prod's arguments,
+#      HEALTHCHECK, HOST/PORT/DATA_DIR defaults; its contents: dist/src and the production
+#      dependencies, no compiler, test, lint or build tooling.
 #   5. A container against CI's PostgreSQL (a database of its own, dropped afterwards) with
 #      API_KEYS: /readyz, a pet created (201) and listed, the HEALTHCHECK, node as PID 1 with a
 #      non-root uid, DATA_DIR writable, `node dist/src/keys.js` inside; then SIGTERM: exit code 0
@@ -207,13 +208,20 @@ user=$(inspect '{{.Config.User}}')
 check "USER is a non-root user ($user)" bash -c '[[ -n $1 && $1 != root && $1 != 0 && $1 != 0:* && $1 != root:* ]]' _ "$user"
 cmd=$(inspect '{{json .Config.Cmd}}')
 entrypoint=$(inspect '{{json .Config.Entrypoint}}')
-check "CMD runs node itself with start:prod's flags, no npm or shell ($cmd, entrypoint $entrypoint)" \
-  test "$cmd" = '["node","--max-semi-space-size=8","dist/src/main.js"]' -a "$entrypoint" = null
+check "CMD runs node itself as start:prod does, no npm, shell or flags ($cmd, entrypoint $entrypoint)" \
+  test "$cmd" = '["node","dist/src/main.js"]' -a "$entrypoint" = null
 health=$(inspect '{{json .HealthCheck}}')
 check "HEALTHCHECK runs node ($health)" grep -q '"CMD","node",' <<<"$health"
 env=$(inspect '{{json .Config.Env}}')
 check "HOST=0.0.0.0, PORT=3000, DATA_DIR=/data by default" \
   bash -c '[[ $1 == *"\"HOST=0.0.0.0\""* && $1 == *"\"PORT=3000\""* && $1 == *"\"DATA_DIR=/data\""* ]]' _ "$env"
+# What the service does not load has no place in the image: the build's other outputs, the dev tools
+# (tools/, bench/) and the compiler, test, lint and build packages.
+dist=$("${PODMAN[@]}" run --rm --network host --health-cmd none "$IMAGE" sh -c 'ls /app/dist' 2>/dev/null | tr '\n' ' ' || echo '?')
+check "/app/dist holds only src ($dist)" test "$dist" = 'src '
+tooling=$("${PODMAN[@]}" run --rm --network host --health-cmd none "$IMAGE" sh -c \
+  'cd /app/node_modules && for p in typescript @nestjs/cli @nestjs/testing @nestjs/schematics jest ts-jest eslint prettier @stryker-mutator/core @redocly/cli openapi-typescript yaml .bin/tsc; do [ -e "$p" ] && echo "$p"; done; echo checked' 2>/dev/null | tr '\n' ' ' || true)
+check "node_modules holds no compiler, test, lint or build tooling (looked: $tooling)" test "$tooling" = 'checked '
 versions=$("${PODMAN[@]}" run --rm --network host --health-cmd none "$IMAGE" sh -c 'echo "$(node --version) npm $(npm --version)"' 2>/dev/null || echo '?')
 check "Node 26 in the image ($versions)" bash -c '[[ $1 == v26.* ]]' _ "$versions"
 
@@ -266,8 +274,8 @@ in_container=$(timeout 30 "${PODMAN[@]}" exec "$name" sh -c \
   'echo "uid=$(id -u) gid=$(id -g) pid1=$(tr "\0" " " </proc/1/cmdline) pid1uid=$(awk "/^Uid:/ { print \$2 }" /proc/1/status)"' 2>&1 || true)
 echo "    $in_container"
 check "the service runs as a non-root uid" bash -c '[[ $1 =~ pid1uid=([0-9]+) && ${BASH_REMATCH[1]} != 0 && $1 =~ uid=([0-9]+) && ${BASH_REMATCH[1]} != 0 ]]' _ "$in_container"
-check "PID 1 is node dist/src/main.js with --max-semi-space-size=8" \
-  bash -c '[[ $1 == *"pid1=node --max-semi-space-size=8 dist/src/main.js"* ]]' _ "$in_container"
+check "PID 1 is node dist/src/main.js, without flags" \
+  bash -c '[[ $1 == *"pid1=node dist/src/main.js "* ]]' _ "$in_container"
 check "DATA_DIR (/data) is writable by the service's user" \
   timeout 30 "${PODMAN[@]}" exec "$name" sh -c 'touch "$DATA_DIR/.write-test" && rm "$DATA_DIR/.write-test"'
 issued=$(timeout 60 "${PODMAN[@]}" exec "$name" node dist/src/keys.js issue --label container-ci 2>&1 || true)

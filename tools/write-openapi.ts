@@ -1,19 +1,19 @@
 // `npm run openapi`: writes the OpenAPI document the service serves to docs/openapi.json, without a
 // database: the app is built with the database server and TypeORM's DataSource replaced by
-// stand-ins that are never connected.
+// stand-ins that are never connected (and a cursor secret given, so none is read from the database).
 import { mkdir, writeFile } from 'node:fs/promises';
 import { Test } from '@nestjs/testing';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { APP_OPTIONS, configureApp, createExpressAdapter } from './app.js';
-import { AppModule } from './app.module.js';
-import { loadConfig, petstoreConfig } from './config.js';
-import { DatabaseServer, dataSourceOptions } from './infrastructure/database.js';
-import { openApiDocumentOf } from './interface/http/openapi.js';
+import { APP_OPTIONS, configureApp, createExpressAdapter } from '../src/app.js';
+import { AppModule } from '../src/app.module.js';
+import { loadConfig, petstoreConfig } from '../src/config.js';
+import { DatabaseServer, dataSourceOptions } from '../src/infrastructure/database.js';
+import { openApiDocumentOf } from '../src/interface/http/openapi.js';
 
 const moduleRef = await Test.createTestingModule({ imports: [AppModule] })
   .overrideProvider(petstoreConfig.KEY)
-  .useValue(loadConfig({ LOG_LEVEL: 'error' }))
+  .useValue(loadConfig({ LOG_LEVEL: 'error', CURSOR_SECRET: 'unused' }))
   .overrideProvider(DatabaseServer)
   .useValue(new DatabaseServer('postgres://unused@127.0.0.1:1/none'))
   .overrideProvider(getDataSourceToken())
