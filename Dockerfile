@@ -49,4 +49,4 @@ HEALTHCHECK --interval=15s --timeout=5s --start-period=60s --retries=3 CMD ["nod
 STOPSIGNAL SIGTERM
 # npm run start:prod without npm: node itself is PID 1, with the same flags, so SIGTERM reaches the
 # service's own handler (src/main.ts), which drains and exits 0.
-CMD ["node", "--max-semi-space-size=8", "dist/src/main.js"]
+CMD ["node", "--max-semi-space-size=8", "--import", "./dist/src/instrumentation.js", "dist/src/main.js"]
