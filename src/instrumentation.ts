@@ -3,8 +3,9 @@
  * OpenTelemetry tracing when an OTLP endpoint is set (src/tracing.ts), before the service's
  * modules load. Without an endpoint it does nothing and loads nothing more.
  */
-import { startTracing, tracingEndpoint, tracingSettingsProblem } from './tracing.js';
+import { startTracing, tracingEndpoint, tracingSettingsFromEnvFile, tracingSettingsProblem } from './tracing.js';
 
+Object.assign(process.env, tracingSettingsFromEnvFile('.env'));
 if (tracingEndpoint() !== null) {
   const problem = tracingSettingsProblem();
   if (problem !== null) await refuseToStart(`Configuration error: ${problem}`);

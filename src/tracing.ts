@@ -8,9 +8,33 @@
  * at the end of the drain so the last spans are flushed.
  */
 
+import { readFileSync } from 'node:fs';
+import { parseEnv } from 'node:util';
+
 type Sdk = { shutdown(): Promise<void> };
 
 let sdk: Sdk | null = null;
+
+/**
+ * The OTEL_* settings of a `.env` file that the environment does not already set. The service's
+ * configuration reads `.env` only once its modules load, too late for tracing, and the
+ * environment wins there as well.
+ */
+export function tracingSettingsFromEnvFile(file: string, env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    if (typeof error === 'object' && error !== null && 'code' in error && error.code === 'ENOENT') return {};
+    throw error;
+  }
+  return Object.fromEntries(
+    Object.entries(parseEnv(text)).filter(
+      (entry): entry is [string, string] =>
+        entry[0].startsWith('OTEL_') && entry[1] !== undefined && env[entry[0]] === undefined,
+    ),
+  );
+}
 
 /** The settings that turn tracing on: either endpoint, per the OTLP exporter specification. */
 export function tracingEndpoint(env: NodeJS.ProcessEnv = process.env): string | null {

@@ -1,4 +1,7 @@
-import { tracingEndpoint, tracingSettingsProblem } from '../../src/tracing.js';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { tracingEndpoint, tracingSettingsFromEnvFile, tracingSettingsProblem } from '../../src/tracing.js';
 
 describe('tracingEndpoint', () => {
   it('is off without an OTLP endpoint, whatever other OTEL_* say', () => {
@@ -55,5 +58,30 @@ describe('tracingSettingsProblem', () => {
 
   it('quotes what it got', () => {
     expect(tracingSettingsProblem({ OTEL_TRACES_SAMPLER: 'sometimes' })).toContain('(got "sometimes")');
+  });
+});
+
+describe('tracingSettingsFromEnvFile', () => {
+  const file = path.join(mkdtempSync(path.join(tmpdir(), 'petstore-env-')), '.env');
+  writeFileSync(
+    file,
+    ['PORT=4000', 'OTEL_EXPORTER_OTLP_ENDPOINT=http://collector:4318', "OTEL_SERVICE_NAME='from-file'", ''].join('\n'),
+  );
+
+  it('takes the OTEL_* settings of .env, and nothing else', () => {
+    expect(tracingSettingsFromEnvFile(file, {})).toEqual({
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+      OTEL_SERVICE_NAME: 'from-file',
+    });
+  });
+
+  it('leaves what the environment sets, as the service does with the rest of .env', () => {
+    expect(tracingSettingsFromEnvFile(file, { OTEL_SERVICE_NAME: 'from-env' })).toEqual({
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+    });
+  });
+
+  it('is empty without a .env', () => {
+    expect(tracingSettingsFromEnvFile(path.join(path.dirname(file), 'none'), {})).toEqual({});
   });
 });
