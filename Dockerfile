@@ -53,6 +53,6 @@ EXPOSE 3000
 # is for a balancer or an orchestrator's readiness probe, not for this.
 HEALTHCHECK --interval=15s --timeout=5s --start-period=60s --retries=3 CMD ["node", "healthcheck.mjs"]
 STOPSIGNAL SIGTERM
-# npm run start:prod without npm: node itself is PID 1, so SIGTERM reaches the service's own handler
-# (src/main.ts), which drains and exits 0.
-CMD ["node", "dist/src/main.js"]
+# npm run start:prod without npm: node itself is PID 1, with the same flags, so SIGTERM reaches the
+# service's own handler (src/main.ts), which drains and exits 0.
+CMD ["node", "--import", "./dist/src/instrumentation.js", "dist/src/main.js"]

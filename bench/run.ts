@@ -132,7 +132,7 @@ async function main(): Promise<void> {
       .join(' ')}\n`,
   );
   // 32 connections on one key would trip our rate limits; the baselines have none.
-  const env = { DATABASE_URL: database.url, API_KEYS: API_KEY, CURSOR_SECRET, RATE_LIMIT: 'off' };
+  const env = { DATABASE_URL: database.url, API_KEYS: API_KEY, CURSOR_SECRET, RATE_LIMIT: 'off', ...tracingEnv() };
   const start = async (name: string, extraEnv: Record<string, string> = {}): Promise<Server> => {
     const server = await startServer({
       name,
@@ -441,6 +441,15 @@ function markdownTable(header: string[], rows: string[][]): string {
     `| ${cells.map((cell, column) => (column < 2 ? cell.padEnd(widths[column] ?? 0) : cell.padStart(widths[column] ?? 0))).join(' | ')} |`;
   const rule = `|${widths.map((width, column) => (column < 2 ? `${'-'.repeat(width + 2)}` : `${'-'.repeat(width + 1)}:`)).join('|')}|`;
   return [line(header), rule, ...rows.map(line)].join('\n');
+}
+
+/** The harness's OTEL_* settings, so that `OTEL_EXPORTER_OTLP_ENDPOINT=... npm run bench` measures ours traced (docs/observability.md). */
+function tracingEnv(): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(process.env).filter(
+      (entry): entry is [string, string] => entry[0].startsWith('OTEL_') && entry[1] !== undefined,
+    ),
+  );
 }
 
 function numberFromEnv(name: string, fallback: number): number {

@@ -8,6 +8,7 @@ import { EmbeddedPostgresError } from './infrastructure/embedded-postgres.js';
 import { announceFirstRunKey } from './interface/cli/first-run-key.js';
 import { flushLog, startupLogger } from './interface/http/logging.js';
 import { drain } from './shutdown.js';
+import { stopTracing } from './tracing.js';
 
 const logger = new Logger('Main');
 
@@ -35,6 +36,7 @@ async function main(): Promise<void> {
       timeoutMs: config.shutdownTimeoutSeconds * 1000,
     });
     await database.stop();
+    await stopTracing(2000, (line) => logger.warn(line));
     logger.log(`stopped: drained in ${drainedInMs} ms${timedOut ? ', cutting the connections still open' : ''}`);
     app.flushLogs();
     await flushLog();

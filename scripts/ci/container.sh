@@ -208,8 +208,8 @@ user=$(inspect '{{.Config.User}}')
 check "USER is a non-root user ($user)" bash -c '[[ -n $1 && $1 != root && $1 != 0 && $1 != 0:* && $1 != root:* ]]' _ "$user"
 cmd=$(inspect '{{json .Config.Cmd}}')
 entrypoint=$(inspect '{{json .Config.Entrypoint}}')
-check "CMD runs node itself as start:prod does, no npm, shell or flags ($cmd, entrypoint $entrypoint)" \
-  test "$cmd" = '["node","dist/src/main.js"]' -a "$entrypoint" = null
+check "CMD runs node itself as start:prod does, no npm or shell ($cmd, entrypoint $entrypoint)" \
+  test "$cmd" = '["node","--import","./dist/src/instrumentation.js","dist/src/main.js"]' -a "$entrypoint" = null
 health=$(inspect '{{json .HealthCheck}}')
 check "HEALTHCHECK runs node ($health)" grep -q '"CMD","node",' <<<"$health"
 env=$(inspect '{{json .Config.Env}}')
@@ -274,8 +274,8 @@ in_container=$(timeout 30 "${PODMAN[@]}" exec "$name" sh -c \
   'echo "uid=$(id -u) gid=$(id -g) pid1=$(tr "\0" " " </proc/1/cmdline) pid1uid=$(awk "/^Uid:/ { print \$2 }" /proc/1/status)"' 2>&1 || true)
 echo "    $in_container"
 check "the service runs as a non-root uid" bash -c '[[ $1 =~ pid1uid=([0-9]+) && ${BASH_REMATCH[1]} != 0 && $1 =~ uid=([0-9]+) && ${BASH_REMATCH[1]} != 0 ]]' _ "$in_container"
-check "PID 1 is node dist/src/main.js, without flags" \
-  bash -c '[[ $1 == *"pid1=node dist/src/main.js "* ]]' _ "$in_container"
+check "PID 1 is node dist/src/main.js, with only the tracing switch loaded first" \
+  bash -c '[[ $1 == *"pid1=node --import ./dist/src/instrumentation.js dist/src/main.js "* ]]' _ "$in_container"
 check "DATA_DIR (/data) is writable by the service's user" \
   timeout 30 "${PODMAN[@]}" exec "$name" sh -c 'touch "$DATA_DIR/.write-test" && rm "$DATA_DIR/.write-test"'
 issued=$(timeout 60 "${PODMAN[@]}" exec "$name" node dist/src/keys.js issue --label container-ci 2>&1 || true)

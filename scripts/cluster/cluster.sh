@@ -55,7 +55,7 @@ start_instance() {
     export PORT=$port HOST=127.0.0.1 DATABASE_URL=$PRIMARY_URL DATABASE_REPLICA_URLS=$REPLICA_URL REDIS_URL=$REDIS_URL \
       TRUSTED_PROXIES=127.0.0.1 SHUTDOWN_DELAY_SECONDS=${SHUTDOWN_DELAY_SECONDS:-2} API_KEYS=$API_KEY \
       DATA_DIR=$DIR/instance-$i LOG_LEVEL=${LOG_LEVEL:-warn} RATE_LIMIT_PER_MINUTE=${RATE_LIMIT_PER_MINUTE:-1000000}
-    exec node dist/src/main.js >>"$DIR/instance-$i.log" 2>&1
+    exec node --import ./dist/src/instrumentation.js dist/src/main.js >>"$DIR/instance-$i.log" 2>&1
   ) &
   echo $! >"$DIR/instance-$i.pid"
   wait_for 60 "instance $i (port $port, log $DIR/instance-$i.log)" ready "$port"
