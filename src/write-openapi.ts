@@ -13,8 +13,7 @@ import { openApiDocumentOf } from './interface/http/openapi.js';
 
 const moduleRef = await Test.createTestingModule({ imports: [AppModule] })
   .overrideProvider(petstoreConfig.KEY)
-  // A cursor secret of its own: the shared one would be read from the database, which is not there.
-  .useValue(loadConfig({ LOG_LEVEL: 'error', CURSOR_SECRET: 'unused' }))
+  .useValue(loadConfig({ LOG_LEVEL: 'error' }))
   .overrideProvider(DatabaseServer)
   .useValue(new DatabaseServer('postgres://unused@127.0.0.1:1/none'))
   .overrideProvider(getDataSourceToken())
