@@ -150,7 +150,7 @@ describe('the OpenAPI document', () => {
         ]);
       }
     }
-    expect(operations).toHaveLength(3);
+    expect(operations.filter((operation) => operation === undefined)).toEqual([]);
   });
 
   it('is served as YAML too, with the same content', async () => {
