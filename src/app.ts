@@ -18,6 +18,7 @@ import {
   rawErrorResponse,
 } from './interface/http/error.filter.js';
 import { HttpMetrics, observeRequests } from './interface/http/metrics.js';
+import { useBrowserHeaders } from './interface/http/browser-headers.js';
 import { buildOpenApiDocument, serveOpenApi } from './interface/http/openapi.js';
 import { ShutdownState } from './interface/http/shutdown-state.js';
 
@@ -91,9 +92,9 @@ export async function configureApp(app: NestExpressApplication): Promise<NestExp
   server.on('checkContinue', (request: unknown, response: unknown) => server.emit('request', request, response));
   const shutdown = app.get(ShutdownState);
   app.use(observeRequests(app.get(HttpMetrics)));
-  // What a security review expects on every answer; API answers are never stored by caches.
+  useBrowserHeaders(app, { corsOrigins: config.corsOrigins, servers: [config.publicBaseUrl, config.stagingBaseUrl] });
+  // API answers are never stored by caches.
   app.use((request: Request, response: Response, next: NextFunction) => {
-    response.setHeader('X-Content-Type-Options', 'nosniff');
     if (request.httpVersion === '1.1' && request.headers.host === undefined) {
       response.setHeader('Connection', 'close');
       answerWithError(new ApiError(400, 'Host header is required in HTTP/1.1'), request, response);

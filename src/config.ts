@@ -35,6 +35,8 @@ export type Config = {
   databaseReplicaUrls: string[];
   /** A replica further behind the primary than this serves no reads until it catches up. */
   databaseReplicaMaxLagSeconds: number;
+  /** Exact origins (scheme, host, port) a browser page may call the API from; empty: CORS off. */
+  corsOrigins: string[];
 };
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -93,6 +95,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       env.DATABASE_REPLICA_MAX_LAG_SECONDS,
       2,
     ),
+    corsOrigins: readCorsOrigins(env.CORS_ORIGINS),
   };
 }
 
@@ -202,6 +205,23 @@ function readTrustedProxies(value: string | undefined): string[] {
     const prefixOk = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= bits);
     if (family === 0 || !prefixOk || extra !== undefined) {
       throw new ConfigError(`TRUSTED_PROXIES must list IP addresses or CIDRs (such as 10.0.0.0/8), got "${entry}"`);
+    }
+  }
+  return entries;
+}
+
+/** Comma-separated origins, each exactly as a browser sends it in `Origin`: no path, no trailing slash. */
+function readCorsOrigins(value: string | undefined): string[] {
+  const entries = (value ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry.length > 0);
+  for (const entry of entries) {
+    const origin = URL.canParse(entry) ? new URL(entry) : null;
+    if (origin === null || !/^https?:$/.test(origin.protocol) || origin.origin !== entry) {
+      throw new ConfigError(
+        `CORS_ORIGINS must list origins such as https://app.example or http://localhost:8080 (scheme, host and port only), got "${entry}"`,
+      );
     }
   }
   return entries;

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
-import { RateLimits } from '../application/rate-limits.js';
+import { type RateLimitPolicy, RateLimits, type RateLimitState } from '../application/rate-limits.js';
 
 export type RateLimitSettings = {
   /** Requests per minute for one API key. */
@@ -15,29 +15,34 @@ export type RateLimitSettings = {
  * own memory (the insurance limiter) rather than failing requests or letting everything through.
  */
 export class FlexibleRateLimits extends RateLimits {
-  private readonly perKey: RateLimiterAbstract;
-  private readonly failedAuthentications: RateLimiterAbstract;
+  private readonly perKey: Limit;
+  private readonly failedAuthentications: Limit;
 
   constructor(
     settings: RateLimitSettings,
     private readonly redis: Redis | null,
   ) {
     super();
-    this.perKey = limiter('petstore:key', settings.perKeyPerMinute, redis);
-    this.failedAuthentications = limiter('petstore:auth-failure', settings.failedAuthenticationsPerMinute, redis);
+    this.perKey = new Limit('per-key', 'petstore:key', settings.perKeyPerMinute, redis);
+    this.failedAuthentications = new Limit(
+      'failed-auth',
+      'petstore:auth-failure',
+      settings.failedAuthenticationsPerMinute,
+      redis,
+    );
   }
 
-  hitKey(caller: string): Promise<number | null> {
-    return hit(this.perKey, caller);
+  hitKey(caller: string): Promise<RateLimitState> {
+    return this.perKey.hit(caller);
   }
 
-  hitFailedAuthentication(address: string): Promise<number | null> {
-    return hit(this.failedAuthentications, address);
+  hitFailedAuthentication(address: string): Promise<RateLimitState> {
+    return this.failedAuthentications.hit(address);
   }
 
-  async failedAuthenticationBlock(address: string): Promise<number | null> {
-    const state = await this.failedAuthentications.get(address).catch(() => null);
-    return state !== null && state.remainingPoints <= 0 ? Math.max(1, Math.ceil(state.msBeforeNext / 1000)) : null;
+  async failedAuthenticationBlock(address: string): Promise<RateLimitState | null> {
+    const state = await this.failedAuthentications.peek(address);
+    return state?.refused === true ? state : null;
   }
 
   async degradation(): Promise<string | null> {
@@ -53,41 +58,71 @@ export class FlexibleRateLimits extends RateLimits {
 
 /** RATE_LIMIT=off, for benchmarks. */
 export class NoRateLimits extends RateLimits {
-  async hitKey(): Promise<null> {
-    return null;
+  hitKey(): Promise<null> {
+    return Promise.resolve(null);
   }
 
-  async hitFailedAuthentication(): Promise<null> {
-    return null;
+  hitFailedAuthentication(): Promise<null> {
+    return Promise.resolve(null);
   }
 
-  async failedAuthenticationBlock(): Promise<null> {
-    return null;
+  failedAuthenticationBlock(): Promise<null> {
+    return Promise.resolve(null);
   }
 
-  async degradation(): Promise<null> {
-    return null;
+  degradation(): Promise<null> {
+    return Promise.resolve(null);
   }
 }
 
-function limiter(keyPrefix: string, points: number, redis: Redis | null): RateLimiterAbstract {
-  const options = { keyPrefix, points, duration: 60 };
-  if (redis === null) return new RateLimiterMemory(options);
-  return new RateLimiterRedis({
-    ...options,
-    storeClient: redis,
-    rejectIfRedisNotReady: true,
-    insuranceLimiter: new RateLimiterMemory(options),
-  });
-}
+const WINDOW_SECONDS = 60;
 
-async function hit(limiter: RateLimiterAbstract, key: string): Promise<number | null> {
-  try {
-    await limiter.consume(key);
-    return null;
-  } catch (rejection) {
-    if (rejection instanceof RateLimiterRes) return Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
-    throw rejection;
+/** One named limit: a quota per fixed one-minute window. */
+class Limit {
+  private readonly limiter: RateLimiterAbstract;
+
+  constructor(
+    private readonly policy: RateLimitPolicy,
+    keyPrefix: string,
+    private readonly quota: number,
+    redis: Redis | null,
+  ) {
+    const options = { keyPrefix, points: quota, duration: WINDOW_SECONDS };
+    this.limiter =
+      redis === null
+        ? new RateLimiterMemory(options)
+        : new RateLimiterRedis({
+            ...options,
+            storeClient: redis,
+            rejectIfRedisNotReady: true,
+            insuranceLimiter: new RateLimiterMemory(options),
+          });
+  }
+
+  async hit(key: string): Promise<RateLimitState> {
+    try {
+      return this.state(await this.limiter.consume(key), false);
+    } catch (rejection) {
+      if (rejection instanceof RateLimiterRes) return this.state(rejection, true);
+      throw rejection;
+    }
+  }
+
+  /** The counter as it stands, without counting; null when it has not started or cannot be read. */
+  async peek(key: string): Promise<RateLimitState | null> {
+    const counter = await this.limiter.get(key).catch(() => null);
+    return counter === null ? null : this.state(counter, counter.remainingPoints <= 0);
+  }
+
+  private state(counter: RateLimiterRes, refused: boolean): RateLimitState {
+    return {
+      policy: this.policy,
+      quota: this.quota,
+      windowSeconds: WINDOW_SECONDS,
+      remaining: Math.max(0, counter.remainingPoints),
+      resetSeconds: Math.max(1, Math.ceil(counter.msBeforeNext / 1000)),
+      refused,
+    };
   }
 }
 

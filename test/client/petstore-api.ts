@@ -144,6 +144,10 @@ export interface operations {
                 headers: {
                     /** @description `</v1/pets?limit=..&cursor=..>; rel="next"` (RFC 8288) when more animals follow; absent on the last page. */
                     Link?: string;
+                    /** @description IETF draft "RateLimit header fields for HTTP": where the counter stands, as `"<policy>";r=<requests remaining>;t=<seconds until the window resets>`. On a 429 the first item names the policy that refused the request. */
+                    RateLimit?: string;
+                    /** @description IETF draft "RateLimit header fields for HTTP": the limit, as `"<policy>";q=<requests>;w=<window in seconds>`. The policies are `"per-key"` (requests per API key) and `"failed-auth"` (wrong keys per client address). */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -153,6 +157,10 @@ export interface operations {
             /** @description Invalid `limit`, `status` or `cursor`, or one of them given twice, or a malformed HTTP request. */
             400: {
                 headers: {
+                    /** @description IETF draft "RateLimit header fields for HTTP": where the counter stands, as `"<policy>";r=<requests remaining>;t=<seconds until the window resets>`. On a 429 the first item names the policy that refused the request. */
+                    RateLimit?: string;
+                    /** @description IETF draft "RateLimit header fields for HTTP": the limit, as `"<policy>";q=<requests>;w=<window in seconds>`. The policies are `"per-key"` (requests per API key) and `"failed-auth"` (wrong keys per client address). */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -171,6 +179,10 @@ export interface operations {
                 headers: {
                     /** @description `Bearer realm="petstore"`, with `error="invalid_token"` when a key was presented but is wrong (RFC 6750). */
                     "WWW-Authenticate": string;
+                    /** @description IETF draft "RateLimit header fields for HTTP": where the counter stands, as `"<policy>";r=<requests remaining>;t=<seconds until the window resets>`. On a 429 the first item names the policy that refused the request. */
+                    RateLimit?: string;
+                    /** @description IETF draft "RateLimit header fields for HTTP": the limit, as `"<policy>";q=<requests>;w=<window in seconds>`. The policies are `"per-key"` (requests per API key) and `"failed-auth"` (wrong keys per client address). */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -184,18 +196,22 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests for this API key, or too many failed authentications from this address. */
+            /** @description Too many requests for this API key (policy `"per-key"`), or too many wrong keys from this address (policy `"failed-auth"`). */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": string;
+                    /** @description IETF draft "RateLimit header fields for HTTP": where the counter stands, as `"<policy>";r=<requests remaining>;t=<seconds until the window resets>`. On a 429 the first item names the policy that refused the request. */
+                    RateLimit: string;
+                    /** @description IETF draft "RateLimit header fields for HTTP": the limit, as `"<policy>";q=<requests>;w=<window in seconds>`. The policies are `"per-key"` (requests per API key) and `"failed-auth"` (wrong keys per client address). */
+                    "RateLimit-Policy": string;
                     [name: string]: unknown;
                 };
                 content: {
                     /**
                      * @example {
                      *       "code": "rate_limited",
-                     *       "message": "Too many requests for this API key, or too many failed authentications from this address.",
+                     *       "message": "Too many requests for this API key (policy `\"per-key\"`), or too many wrong keys from this address (policy `\"failed-auth\"`).",
                      *       "status": 429
                      *     }
                      */
@@ -221,6 +237,10 @@ export interface operations {
             /** @description Unexpected failure; the body reveals nothing of it. */
             500: {
                 headers: {
+                    /** @description IETF draft "RateLimit header fields for HTTP": where the counter stands, as `"<policy>";r=<requests remaining>;t=<seconds until the window resets>`. On a 429 the first item names the policy that refused the request. */
+                    RateLimit?: string;
+                    /** @description IETF draft "RateLimit header fields for HTTP": the limit, as `"<policy>";q=<requests>;w=<window in seconds>`. The policies are `"per-key"` (requests per API key) and `"failed-auth"` (wrong keys per client address). */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -239,6 +259,10 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": string;
+                    /** @description IETF draft "RateLimit header fields for HTTP": where the counter stands, as `"<policy>";r=<requests remaining>;t=<seconds until the window resets>`. On a 429 the first item names the policy that refused the request. */
+                    RateLimit?: string;
+                    /** @description IETF draft "RateLimit header fields for HTTP": the limit, as `"<policy>";q=<requests>;w=<window in seconds>`. The policies are `"per-key"` (requests per API key) and `"failed-auth"` (wrong keys per client address). */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -277,6 +301,10 @@ export interface operations {
                     Location: string;
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
                     "Idempotent-Replayed"?: string;
+                    /** @description IETF draft "RateLimit header fields for HTTP": where the counter stands, as `"<policy>";r=<requests remaining>;t=<seconds until the window resets>`. On a 429 the first item names the policy that refused the request. */
+                    RateLimit?: string;
+                    /** @description IETF draft "RateLimit header fields for HTTP": the limit, as `"<policy>";q=<requests>;w=<window in seconds>`. The policies are `"per-key"` (requests per API key) and `"failed-auth"` (wrong keys per client address). */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -286,6 +314,10 @@ export interface operations {
             /** @description Malformed HTTP request, invalid Idempotency-Key header, or body missing, not a JSON object, malformed, with missing required fields, invalid values or unknown fields; the message names every offending field. */
             400: {
                 headers: {
+                    /** @description IETF draft "RateLimit header fields for HTTP": where the counter stands, as `"<policy>";r=<requests remaining>;t=<seconds until the window resets>`. On a 429 the first item names the policy that refused the request. */
+                    RateLimit?: string;
+                    /** @description IETF draft "RateLimit header fields for HTTP": the limit, as `"<policy>";q=<requests>;w=<window in seconds>`. The policies are `"per-key"` (requests per API key) and `"failed-auth"` (wrong keys per client address). */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -304,6 +336,10 @@ export interface operations {
                 headers: {
                     /** @description `Bearer realm="petstore"`, with `error="invalid_token"` when a key was presented but is wrong (RFC 6750). */
                     "WWW-Authenticate": string;
+                    /** @description IETF draft "RateLimit header fields for HTTP": where the counter stands, as `"<policy>";r=<requests remaining>;t=<seconds until the window resets>`. On a 429 the first item names the policy that refused the request. */
+                    RateLimit?: string;
+                    /** @description IETF draft "RateLimit header fields for HTTP": the limit, as `"<policy>";q=<requests>;w=<window in seconds>`. The policies are `"per-key"` (requests per API key) and `"failed-auth"` (wrong keys per client address). */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -322,6 +358,10 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": string;
+                    /** @description IETF draft "RateLimit header fields for HTTP": where the counter stands, as `"<policy>";r=<requests remaining>;t=<seconds until the window resets>`. On a 429 the first item names the policy that refused the request. */
+                    RateLimit?: string;
+                    /** @description IETF draft "RateLimit header fields for HTTP": the limit, as `"<policy>";q=<requests>;w=<window in seconds>`. The policies are `"per-key"` (requests per API key) and `"failed-auth"` (wrong keys per client address). */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -338,6 +378,10 @@ export interface operations {
             /** @description Body larger than 16 KiB. */
             413: {
                 headers: {
+                    /** @description IETF draft "RateLimit header fields for HTTP": where the counter stands, as `"<policy>";r=<requests remaining>;t=<seconds until the window resets>`. On a 429 the first item names the policy that refused the request. */
+                    RateLimit?: string;
+                    /** @description IETF draft "RateLimit header fields for HTTP": the limit, as `"<policy>";q=<requests>;w=<window in seconds>`. The policies are `"per-key"` (requests per API key) and `"failed-auth"` (wrong keys per client address). */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -354,6 +398,10 @@ export interface operations {
             /** @description Body is not `application/json`. */
             415: {
                 headers: {
+                    /** @description IETF draft "RateLimit header fields for HTTP": where the counter stands, as `"<policy>";r=<requests remaining>;t=<seconds until the window resets>`. On a 429 the first item names the policy that refused the request. */
+                    RateLimit?: string;
+                    /** @description IETF draft "RateLimit header fields for HTTP": the limit, as `"<policy>";q=<requests>;w=<window in seconds>`. The policies are `"per-key"` (requests per API key) and `"failed-auth"` (wrong keys per client address). */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -370,6 +418,10 @@ export interface operations {
             /** @description The Idempotency-Key was already used with a different body. */
             422: {
                 headers: {
+                    /** @description IETF draft "RateLimit header fields for HTTP": where the counter stands, as `"<policy>";r=<requests remaining>;t=<seconds until the window resets>`. On a 429 the first item names the policy that refused the request. */
+                    RateLimit?: string;
+                    /** @description IETF draft "RateLimit header fields for HTTP": the limit, as `"<policy>";q=<requests>;w=<window in seconds>`. The policies are `"per-key"` (requests per API key) and `"failed-auth"` (wrong keys per client address). */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -383,18 +435,22 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests for this API key, or too many failed authentications from this address. */
+            /** @description Too many requests for this API key (policy `"per-key"`), or too many wrong keys from this address (policy `"failed-auth"`). */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": string;
+                    /** @description IETF draft "RateLimit header fields for HTTP": where the counter stands, as `"<policy>";r=<requests remaining>;t=<seconds until the window resets>`. On a 429 the first item names the policy that refused the request. */
+                    RateLimit: string;
+                    /** @description IETF draft "RateLimit header fields for HTTP": the limit, as `"<policy>";q=<requests>;w=<window in seconds>`. The policies are `"per-key"` (requests per API key) and `"failed-auth"` (wrong keys per client address). */
+                    "RateLimit-Policy": string;
                     [name: string]: unknown;
                 };
                 content: {
                     /**
                      * @example {
                      *       "code": "rate_limited",
-                     *       "message": "Too many requests for this API key, or too many failed authentications from this address.",
+                     *       "message": "Too many requests for this API key (policy `\"per-key\"`), or too many wrong keys from this address (policy `\"failed-auth\"`).",
                      *       "status": 429
                      *     }
                      */
@@ -420,6 +476,10 @@ export interface operations {
             /** @description Unexpected failure; the body reveals nothing of it. */
             500: {
                 headers: {
+                    /** @description IETF draft "RateLimit header fields for HTTP": where the counter stands, as `"<policy>";r=<requests remaining>;t=<seconds until the window resets>`. On a 429 the first item names the policy that refused the request. */
+                    RateLimit?: string;
+                    /** @description IETF draft "RateLimit header fields for HTTP": the limit, as `"<policy>";q=<requests>;w=<window in seconds>`. The policies are `"per-key"` (requests per API key) and `"failed-auth"` (wrong keys per client address). */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -438,6 +498,10 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": string;
+                    /** @description IETF draft "RateLimit header fields for HTTP": where the counter stands, as `"<policy>";r=<requests remaining>;t=<seconds until the window resets>`. On a 429 the first item names the policy that refused the request. */
+                    RateLimit?: string;
+                    /** @description IETF draft "RateLimit header fields for HTTP": the limit, as `"<policy>";q=<requests>;w=<window in seconds>`. The policies are `"per-key"` (requests per API key) and `"failed-auth"` (wrong keys per client address). */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -472,6 +536,10 @@ export interface operations {
                     Sunset: string;
                     /** @description `@1795219200`: deprecated since that time (RFC 9745). */
                     Deprecation: string;
+                    /** @description IETF draft "RateLimit header fields for HTTP": where the counter stands, as `"<policy>";r=<requests remaining>;t=<seconds until the window resets>`. On a 429 the first item names the policy that refused the request. */
+                    RateLimit?: string;
+                    /** @description IETF draft "RateLimit header fields for HTTP": the limit, as `"<policy>";q=<requests>;w=<window in seconds>`. The policies are `"per-key"` (requests per API key) and `"failed-auth"` (wrong keys per client address). */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -485,6 +553,10 @@ export interface operations {
                     Sunset?: string;
                     /** @description `@1795219200`: deprecated since that time (RFC 9745). */
                     Deprecation?: string;
+                    /** @description IETF draft "RateLimit header fields for HTTP": where the counter stands, as `"<policy>";r=<requests remaining>;t=<seconds until the window resets>`. On a 429 the first item names the policy that refused the request. */
+                    RateLimit?: string;
+                    /** @description IETF draft "RateLimit header fields for HTTP": the limit, as `"<policy>";q=<requests>;w=<window in seconds>`. The policies are `"per-key"` (requests per API key) and `"failed-auth"` (wrong keys per client address). */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -507,6 +579,10 @@ export interface operations {
                     Deprecation: string;
                     /** @description `Bearer realm="petstore"` (RFC 6750). */
                     "WWW-Authenticate": string;
+                    /** @description IETF draft "RateLimit header fields for HTTP": where the counter stands, as `"<policy>";r=<requests remaining>;t=<seconds until the window resets>`. On a 429 the first item names the policy that refused the request. */
+                    RateLimit?: string;
+                    /** @description IETF draft "RateLimit header fields for HTTP": the limit, as `"<policy>";q=<requests>;w=<window in seconds>`. The policies are `"per-key"` (requests per API key) and `"failed-auth"` (wrong keys per client address). */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -527,6 +603,10 @@ export interface operations {
                     Sunset: string;
                     /** @description `@1795219200`: deprecated since that time (RFC 9745). */
                     Deprecation: string;
+                    /** @description IETF draft "RateLimit header fields for HTTP": where the counter stands, as `"<policy>";r=<requests remaining>;t=<seconds until the window resets>`. On a 429 the first item names the policy that refused the request. */
+                    RateLimit?: string;
+                    /** @description IETF draft "RateLimit header fields for HTTP": the limit, as `"<policy>";q=<requests>;w=<window in seconds>`. The policies are `"per-key"` (requests per API key) and `"failed-auth"` (wrong keys per client address). */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -540,7 +620,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests for this API key, or too many failed authentications from this address. */
+            /** @description Too many requests for this API key (policy `"per-key"`), or too many wrong keys from this address (policy `"failed-auth"`). */
             429: {
                 headers: {
                     /** @description `Thu, 05 Dec 2030 00:00:00 GMT`: the operation is removed then (RFC 8594). */
@@ -549,13 +629,17 @@ export interface operations {
                     Deprecation: string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": string;
+                    /** @description IETF draft "RateLimit header fields for HTTP": where the counter stands, as `"<policy>";r=<requests remaining>;t=<seconds until the window resets>`. On a 429 the first item names the policy that refused the request. */
+                    RateLimit: string;
+                    /** @description IETF draft "RateLimit header fields for HTTP": the limit, as `"<policy>";q=<requests>;w=<window in seconds>`. The policies are `"per-key"` (requests per API key) and `"failed-auth"` (wrong keys per client address). */
+                    "RateLimit-Policy": string;
                     [name: string]: unknown;
                 };
                 content: {
                     /**
                      * @example {
                      *       "code": "rate_limited",
-                     *       "message": "Too many requests for this API key, or too many failed authentications from this address.",
+                     *       "message": "Too many requests for this API key (policy `\"per-key\"`), or too many wrong keys from this address (policy `\"failed-auth\"`).",
                      *       "status": 429
                      *     }
                      */
@@ -585,6 +669,10 @@ export interface operations {
                     Sunset: string;
                     /** @description `@1795219200`: deprecated since that time (RFC 9745). */
                     Deprecation: string;
+                    /** @description IETF draft "RateLimit header fields for HTTP": where the counter stands, as `"<policy>";r=<requests remaining>;t=<seconds until the window resets>`. On a 429 the first item names the policy that refused the request. */
+                    RateLimit?: string;
+                    /** @description IETF draft "RateLimit header fields for HTTP": the limit, as `"<policy>";q=<requests>;w=<window in seconds>`. The policies are `"per-key"` (requests per API key) and `"failed-auth"` (wrong keys per client address). */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -607,6 +695,10 @@ export interface operations {
                     Deprecation: string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": string;
+                    /** @description IETF draft "RateLimit header fields for HTTP": where the counter stands, as `"<policy>";r=<requests remaining>;t=<seconds until the window resets>`. On a 429 the first item names the policy that refused the request. */
+                    RateLimit?: string;
+                    /** @description IETF draft "RateLimit header fields for HTTP": the limit, as `"<policy>";q=<requests>;w=<window in seconds>`. The policies are `"per-key"` (requests per API key) and `"failed-auth"` (wrong keys per client address). */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {

@@ -1,3 +1,4 @@
+import type { OpenAPIObject } from '@nestjs/swagger';
 import { parse } from 'yaml';
 import { openTestDatabase, type TestDatabase } from '../support/database.js';
 import { startServer, type TestServer } from '../support/server.js';
@@ -130,6 +131,26 @@ describe('the OpenAPI document', () => {
     expect(document.paths['/pets'].get.responses['503'].headers['Retry-After']).toBeDefined();
     expect(document.paths['/pets'].get.responses['429'].headers['Retry-After']).toBeDefined();
     expect(document.paths['/pets'].post.responses['409'].headers['Retry-After']).toBeDefined();
+  });
+
+  it('declares the RateLimit fields on every response a keyed request can get, required on 429s', () => {
+    const spec: OpenAPIObject = document;
+    const operations = [spec.paths['/pets']?.get, spec.paths['/pets']?.post, spec.paths['/pets/{petId}']?.get];
+    const required = (header: object | undefined) =>
+      header !== undefined && 'required' in header ? header.required : undefined;
+    for (const operation of operations) {
+      for (const [status, response] of Object.entries(operation?.responses ?? {})) {
+        const headers = response === undefined || '$ref' in response ? {} : (response.headers ?? {});
+        // Node answers 431 before any key is read.
+        const expected = status === '431' ? undefined : status === '429';
+        expect([status, required(headers.RateLimit), required(headers['RateLimit-Policy'])]).toEqual([
+          status,
+          expected,
+          expected,
+        ]);
+      }
+    }
+    expect(operations.filter((operation) => operation === undefined)).toEqual([]);
   });
 
   it('is served as YAML too, with the same content', async () => {

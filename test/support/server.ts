@@ -27,6 +27,8 @@ export type ServerOptions = {
   cursorSecret?: string | null;
   /** TRUSTED_PROXIES, as an operator writes it. */
   trustedProxies?: string;
+  /** CORS_ORIGINS, as an operator writes it. */
+  corsOrigins?: string;
 };
 
 /**
@@ -49,6 +51,7 @@ export async function startServer(
     STAGING_BASE_URL: servers.staging,
     LOG_LEVEL: options.log ? 'trace' : 'silent',
     TRUSTED_PROXIES: options.trustedProxies ?? '',
+    CORS_ORIGINS: options.corsOrigins ?? '',
   });
   const moduleRef = await Test.createTestingModule({ imports: [AppModule] })
     .overrideProvider(petstoreConfig.KEY)

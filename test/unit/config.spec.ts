@@ -28,6 +28,7 @@ describe('loadConfig', () => {
       trustedProxies: [],
       databaseReplicaUrls: [],
       databaseReplicaMaxLagSeconds: 2,
+      corsOrigins: [],
     });
   });
 
@@ -75,6 +76,7 @@ describe('loadConfig', () => {
       trustedProxies: ['127.0.0.1', '10.0.0.0/8', '::1', 'fd00::/8'],
       databaseReplicaUrls: ['postgres://u:p@replica1:5432/pets', 'postgresql://u:p@replica2/pets'],
       databaseReplicaMaxLagSeconds: 0.5,
+      corsOrigins: [],
     });
     expect(loadConfig({ RATE_LIMIT: 'off' }).rateLimit).toBeNull();
   });

@@ -53,7 +53,7 @@ const headersTooLarge = ApiResponse({
 });
 const rateLimited = error(
   429,
-  'Too many requests for this API key, or too many failed authentications from this address.',
+  'Too many requests for this API key (policy `"per-key"`), or too many wrong keys from this address (policy `"failed-auth"`).',
   {
     'Retry-After': header('Seconds to wait before retrying.'),
   },
@@ -171,10 +171,14 @@ export const GetPetDocs = () =>
       optional(deprecationHeaders),
     ),
     error(404, 'No animal has this id (also for ids that are not positive int64 integers).', deprecationHeaders),
-    error(429, 'Too many requests for this API key, or too many failed authentications from this address.', {
-      ...deprecationHeaders,
-      'Retry-After': header('Seconds to wait before retrying.'),
-    }),
+    error(
+      429,
+      'Too many requests for this API key (policy `"per-key"`), or too many wrong keys from this address (policy `"failed-auth"`).',
+      {
+        ...deprecationHeaders,
+        'Retry-After': header('Seconds to wait before retrying.'),
+      },
+    ),
     headersTooLarge,
     error(500, 'Unexpected failure; the body reveals nothing of it.', deprecationHeaders),
     error(503, 'The database does not answer; retry after the given delay.', {
@@ -221,7 +225,36 @@ export function buildOpenApiDocument(
     items: { $ref: getSchemaPath('Pet') },
   };
   closeRequestBodies(document);
+  declareRateLimitHeaders(document);
   return document;
+}
+
+const rateLimit = header(
+  'IETF draft "RateLimit header fields for HTTP": where the counter stands, as `"<policy>";r=<requests remaining>;t=<seconds until the window resets>`. On a 429 the first item names the policy that refused the request.',
+);
+const rateLimitPolicy = header(
+  'IETF draft "RateLimit header fields for HTTP": the limit, as `"<policy>";q=<requests>;w=<window in seconds>`. The policies are `"per-key"` (requests per API key) and `"failed-auth"` (wrong keys per client address).',
+);
+
+/**
+ * Every answer to a request with a key carries the RateLimit fields while rate limiting is on
+ * (RATE_LIMIT): of `"per-key"` once the key is accepted, of `"failed-auth"` on a 401 for a wrong
+ * key. A 429 always carries them. Node's own 431 comes before any key is read.
+ */
+function declareRateLimitHeaders(document: OpenAPIObject): void {
+  for (const path of Object.values(document.paths)) {
+    for (const operation of [path.get, path.put, path.post, path.patch, path.delete]) {
+      for (const [status, response] of Object.entries(operation?.responses ?? {})) {
+        if (status === '431' || response === undefined || '$ref' in response) continue;
+        const required = status === '429';
+        response.headers = {
+          ...response.headers,
+          RateLimit: { ...rateLimit, required },
+          'RateLimit-Policy': { ...rateLimitPolicy, required },
+        };
+      }
+    }
+  }
 }
 
 /**
