@@ -25,7 +25,8 @@ import {
   waitForDatabase,
 } from './infrastructure/database.js';
 import { connectRedis, FlexibleRateLimits, NoRateLimits } from './infrastructure/rate-limits.js';
-import { ApiKeyRecord, PetRecord } from './infrastructure/records.js';
+import { ApiKeyRecord } from './infrastructure/api-key.record.js';
+import { PetRecord } from './infrastructure/pet.record.js';
 import { TypeOrmApiKeys } from './infrastructure/typeorm-api-keys.js';
 import { TypeOrmIdempotencyStore } from './infrastructure/typeorm-idempotency-store.js';
 import { TypeOrmPetRepository } from './infrastructure/typeorm-pet-repository.js';

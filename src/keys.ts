@@ -2,7 +2,7 @@
 import { DataSource } from 'typeorm';
 import { ConfigError, loadConfig } from './config.js';
 import { dataSourceOptions, openDatabaseServer } from './infrastructure/database.js';
-import { ApiKeyRecord } from './infrastructure/records.js';
+import { ApiKeyRecord } from './infrastructure/api-key.record.js';
 import { TypeOrmApiKeys } from './infrastructure/typeorm-api-keys.js';
 import { runKeysCommand } from './interface/cli/keys.js';
 

@@ -10,7 +10,10 @@ import { CreateIdempotencyKeys1763769700000 } from './migrations/1763769700000-c
 import { CreateApiKeys1763769800000 } from './migrations/1763769800000-create-api-keys.js';
 import { IdempotencyKeepsThePet1795392000000 } from './migrations/1795392000000-idempotency-keeps-the-pet.js';
 import { CreateServiceSecrets1795478400000 } from './migrations/1795478400000-create-service-secrets.js';
-import { RECORDS } from './records.js';
+import { ApiKeyRecord } from './api-key.record.js';
+import { IdempotencyKeyRecord } from './idempotency-key.record.js';
+import { PetRecord } from './pet.record.js';
+import { ServiceSecretRecord } from './service-secret.record.js';
 import { dropSilentConnections } from './silent-connections.js';
 import { isUnavailable, translateStoreErrors } from './store-errors.js';
 
@@ -35,7 +38,7 @@ export function dataSourceOptions(url: string, schema?: string): DataSourceOptio
     type: 'postgres',
     url,
     schema,
-    entities: RECORDS,
+    entities: [PetRecord, ApiKeyRecord, IdempotencyKeyRecord, ServiceSecretRecord],
     migrations: MIGRATIONS,
     migrationsTableName: 'migrations',
     migrationsTransactionMode: 'each',

@@ -8,7 +8,7 @@ import {
 } from '../application/idempotency-store.js';
 import type { Pet } from '../domain/pet.js';
 import type { PetRepository } from '../domain/pet-repository.js';
-import { PetRecord } from './records.js';
+import { PetRecord } from './pet.record.js';
 import { translateStoreErrors } from './store-errors.js';
 import { TypeOrmPetRepository } from './typeorm-pet-repository.js';
 

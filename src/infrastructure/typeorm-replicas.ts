@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions, openDataSource } from './database.js';
-import { PetRecord } from './records.js';
+import { PetRecord } from './pet.record.js';
 import { type Replica, ReplicaSet } from './replica-reads.js';
 import { TypeOrmPetRepository } from './typeorm-pet-repository.js';
 

@@ -1,7 +1,7 @@
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../../src/infrastructure/database.js';
 import { StoreUnavailableError } from '../../src/domain/errors.js';
-import { PetRecord } from '../../src/infrastructure/records.js';
+import { PetRecord } from '../../src/infrastructure/pet.record.js';
 import { PAGE, PAGE_WITH_STATUS, TypeOrmPetRepository } from '../../src/infrastructure/typeorm-pet-repository.js';
 import { describePetRepositoryContract } from '../contracts/pet-repository.contract.js';
 import { openTestDatabase, type TestDatabase } from '../support/database.js';
