@@ -3,7 +3,8 @@
 // attached to when a running service holds it.
 import { DataSource } from 'typeorm';
 import { loadConfig } from './src/config.js';
-import { dataSourceOptions, openDatabaseServer } from './src/infrastructure/database.js';
+import { dataSourceOptions } from './src/infrastructure/database.js';
+import { openDatabaseServer } from './src/infrastructure/database-server.js';
 
 try {
   process.loadEnvFile();

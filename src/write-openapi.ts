@@ -8,7 +8,8 @@ import { DataSource } from 'typeorm';
 import { APP_OPTIONS, configureApp, createExpressAdapter } from './app.js';
 import { AppModule } from './app.module.js';
 import { loadConfig, petstoreConfig } from './config.js';
-import { DatabaseServer, dataSourceOptions } from './infrastructure/database.js';
+import { dataSourceOptions } from './infrastructure/database.js';
+import { DatabaseServer } from './infrastructure/database-server.js';
 import { openApiDocumentOf } from './interface/http/openapi.js';
 
 const moduleRef = await Test.createTestingModule({ imports: [AppModule] })

@@ -1,5 +1,5 @@
 import { readdir } from 'node:fs/promises';
-import { MIGRATIONS } from '../../src/infrastructure/database.js';
+import { MIGRATIONS } from '../../src/infrastructure/migrations.js';
 import { openTestDatabase, type TestDatabase } from '../support/database.js';
 
 let database: TestDatabase;
@@ -51,7 +51,7 @@ describe('migrations', () => {
     await database.reset();
   });
 
-  it('are all registered: every file in src/infrastructure/migrations is in MIGRATIONS, in order', async () => {
+  it('are all listed: every file in src/infrastructure/migrations is in MIGRATIONS (src/infrastructure/migrations.ts), in order', async () => {
     const files = (await readdir('src/infrastructure/migrations')).filter((file) => file.endsWith('.ts')).sort();
 
     expect(MIGRATIONS.map((migration) => migration.name)).toEqual(

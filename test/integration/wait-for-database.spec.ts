@@ -1,4 +1,4 @@
-import { StartupError, waitForDatabase } from '../../src/infrastructure/database.js';
+import { StartupError, waitForDatabase } from '../../src/infrastructure/wait-for-database.js';
 import { findFreePort } from '../../src/infrastructure/embedded-postgres.js';
 import { openTestDatabase, type TestDatabase } from '../support/database.js';
 
