@@ -6,7 +6,7 @@ export class DatabaseServer {
     readonly url: string,
     /** Tests only: the schema a test run owns. */
     readonly schema?: string,
-    readonly stop: () => Promise<void> = async () => undefined,
+    readonly stop: () => Promise<void> = () => Promise.resolve(),
   ) {}
 }
 

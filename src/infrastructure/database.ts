@@ -12,11 +12,16 @@ import { poolOf } from './typeorm-database-pool.js';
 const STATEMENT_TIMEOUT_MS = 2000;
 export const SILENT_CONNECTION_MS = 3000;
 
+/** How long a connection may take to open, and a statement to run. */
+export type DatabaseWaits = { connectMs: number; statementMs: number };
+
+const SERVICE_WAITS: DatabaseWaits = { connectMs: 3000, statementMs: STATEMENT_TIMEOUT_MS };
+
 /**
  * One set of options for the service, the TypeORM CLI and the tests. Schema changes come only
  * from migrations: never `synchronize`. `schema` isolates a test run in its own schema.
  */
-export function dataSourceOptions(url: string, schema?: string): DataSourceOptions {
+export function dataSourceOptions(url: string, schema?: string, waits = SERVICE_WAITS): DataSourceOptions {
   return {
     type: 'postgres',
     // This process's pg, not one TypeORM loads itself: the pool is then a pg.Pool here too.
@@ -35,8 +40,8 @@ export function dataSourceOptions(url: string, schema?: string): DataSourceOptio
       Client: WatchedClient,
       // Bounded waits: a database that does not answer costs a request seconds, not minutes.
       // Every statement is an indexed lookup or a single-row write, so these are generous.
-      connectionTimeoutMillis: 3000,
-      statement_timeout: STATEMENT_TIMEOUT_MS,
+      connectionTimeoutMillis: waits.connectMs,
+      statement_timeout: waits.statementMs,
       lock_timeout: STATEMENT_TIMEOUT_MS,
       // A session whose client vanished mid-transaction must not keep its locks (the create lock
       // above all) until TCP notices.

@@ -104,7 +104,7 @@ export class TypeOrmApiKeys extends ApiKeys {
         // sees neither's uncommitted row) and both issue one. The second waits here, and its
         // INSERT then sees the first one's committed key.
         await manager.query('SELECT pg_advisory_xact_lock($1, $2)', FIRST_RUN_LOCK);
-        return manager.query(
+        return manager.query<unknown>(
           'INSERT INTO api_keys (label, key_hash) SELECT $1, $2 WHERE NOT EXISTS (SELECT 1 FROM api_keys WHERE revoked_at IS NULL) RETURNING id',
           [label, sha256(key)],
         );

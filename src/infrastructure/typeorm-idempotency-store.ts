@@ -51,7 +51,7 @@ export class TypeOrmIdempotencyStore extends IdempotencyStore {
     return this.dataSource.transaction(async (manager) => {
       // A second request while the first is in flight gets 409 at once instead of queueing
       // behind it. Released by COMMIT or ROLLBACK.
-      const [lock] = await manager.query(`SELECT pg_try_advisory_xact_lock($1::bigint) AS acquired`, [
+      const [lock] = await manager.query<unknown[]>(`SELECT pg_try_advisory_xact_lock($1::bigint) AS acquired`, [
         lockIdOf(request),
       ]);
       if (!isRecord(lock) || lock.acquired !== true) throw new IdempotencyConflictError();

@@ -78,16 +78,14 @@ class PgReplica implements Replica {
   }
 
   private async connect(): Promise<void> {
-    const options = dataSourceOptions(this.url, this.schema);
     // The primary's pool settings, with waits short enough for the read deadline: a replica that
     // does not answer is given up on, and the read goes to the primary.
-    const extra = {
-      ...options.extra,
-      connectionTimeoutMillis: REPLICA_READ_DEADLINE_MS,
-      statement_timeout: REPLICA_READ_DEADLINE_MS,
-    };
+    const options = dataSourceOptions(this.url, this.schema, {
+      connectMs: REPLICA_READ_DEADLINE_MS,
+      statementMs: REPLICA_READ_DEADLINE_MS,
+    });
     // Opened like the primary's, so that connections that go silent are dropped, not lent out again.
-    const dataSource = await openDataSource({ ...options, extra, migrationsRun: false });
+    const dataSource = await openDataSource({ ...options, migrationsRun: false });
     this.dataSource = dataSource;
     this.repository = new TypeOrmPetRepository(dataSource.getRepository(PetRecord));
   }

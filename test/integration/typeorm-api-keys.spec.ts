@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { expect } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { StoreUnavailableError } from '../../src/domain/errors.js';
 import { dataSourceOptions } from '../../src/infrastructure/database.js';

@@ -10,8 +10,9 @@ function fakeClock() {
     slept,
     clock: {
       now: () => now,
-      sleep: async (ms: number) => {
+      sleep: (ms: number) => {
         slept.push(ms, (now += ms));
+        return Promise.resolve();
       },
     },
   };
