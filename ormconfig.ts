@@ -1,9 +1,10 @@
-// DataSource for the TypeORM CLI (`npm run migration:run|revert`): the same configuration and
+// DataSource for the TypeORM CLI (`npm run migration:run|revert|generate`): the same configuration and
 // database choice as the service: DATABASE_URL, else the embedded PostgreSQL in DATA_DIR,
 // attached to when a running service holds it.
 import { DataSource } from 'typeorm';
 import { loadConfig } from './src/config.js';
-import { dataSourceOptions, openDatabaseServer } from './src/infrastructure/database.js';
+import { dataSourceOptions } from './src/infrastructure/database.js';
+import { openDatabaseServer } from './src/infrastructure/database-server.js';
 
 try {
   process.loadEnvFile();

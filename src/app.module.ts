@@ -15,18 +15,15 @@ import { Readiness } from './application/readiness.js';
 import { ReplicaStatus } from './application/replica-status.js';
 import { type Config, petstoreConfig } from './config.js';
 import { PetRepository } from './domain/pet-repository.js';
-import {
-  DatabaseReadiness,
-  DatabaseServer,
-  dataSourceOptions,
-  openDatabaseServer,
-  openDataSource,
-  sharedSecret,
-  TypeOrmDatabasePool,
-  waitForDatabase,
-} from './infrastructure/database.js';
+import { DatabaseReadiness } from './infrastructure/database-readiness.js';
+import { DatabaseServer, openDatabaseServer } from './infrastructure/database-server.js';
+import { dataSourceOptions, openDataSource } from './infrastructure/database.js';
+import { sharedSecret } from './infrastructure/shared-secrets.js';
+import { TypeOrmDatabasePool } from './infrastructure/typeorm-database-pool.js';
+import { waitForDatabase } from './infrastructure/wait-for-database.js';
 import { connectRedis, FlexibleRateLimits, NoRateLimits } from './infrastructure/rate-limits.js';
-import { ApiKeyRecord, PetRecord } from './infrastructure/records.js';
+import { ApiKeyRecord } from './infrastructure/api-key.record.js';
+import { PetRecord } from './infrastructure/pet.record.js';
 import { TypeOrmApiKeys } from './infrastructure/typeorm-api-keys.js';
 import { TypeOrmIdempotencyStore } from './infrastructure/typeorm-idempotency-store.js';
 import { TypeOrmPetRepository } from './infrastructure/typeorm-pet-repository.js';

@@ -1,8 +1,9 @@
 // Entry point of `npm run keys`: wires the stored keys to the command (a composition root, like main.ts).
 import { DataSource } from 'typeorm';
 import { ConfigError, loadConfig } from './config.js';
-import { dataSourceOptions, openDatabaseServer } from './infrastructure/database.js';
-import { ApiKeyRecord } from './infrastructure/records.js';
+import { dataSourceOptions } from './infrastructure/database.js';
+import { openDatabaseServer } from './infrastructure/database-server.js';
+import { ApiKeyRecord } from './infrastructure/api-key.record.js';
 import { TypeOrmApiKeys } from './infrastructure/typeorm-api-keys.js';
 import { runKeysCommand } from './interface/cli/keys.js';
 

@@ -8,7 +8,8 @@ import { DataSource } from 'typeorm';
 import { APP_OPTIONS, configureApp, createExpressAdapter } from '../src/app.js';
 import { AppModule } from '../src/app.module.js';
 import { loadConfig, petstoreConfig } from '../src/config.js';
-import { DatabaseServer, dataSourceOptions } from '../src/infrastructure/database.js';
+import { dataSourceOptions } from '../src/infrastructure/database.js';
+import { DatabaseServer } from '../src/infrastructure/database-server.js';
 import { openApiDocumentOf } from '../src/interface/http/openapi.js';
 
 const moduleRef = await Test.createTestingModule({ imports: [AppModule] })

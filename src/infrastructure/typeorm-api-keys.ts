@@ -2,7 +2,8 @@ import { hash as digest, randomBytes, timingSafeEqual } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { IsNull, type Repository } from 'typeorm';
 import { type ApiKeyInfo, ApiKeys, type IssuedApiKey, type RevokeResult } from '../application/api-keys.js';
-import { type ApiKeyRecord, fromBigint } from './records.js';
+import type { ApiKeyRecord } from './api-key.record.js';
+import { fromBigint } from './bigint.js';
 import { translateStoreErrors } from './store-errors.js';
 
 export type ApiKeyCacheOptions = {
@@ -68,15 +69,22 @@ export class TypeOrmApiKeys extends ApiKeys {
 
   async list(): Promise<ApiKeyInfo[]> {
     const rows = await translateStoreErrors(() => this.records.find({ order: { id: 'ASC' } }));
-    return rows.map((row) => ({ id: row.id, label: row.label, createdAt: row.createdAt, revokedAt: row.revokedAt }));
+    return rows.map((row) => ({
+      id: fromBigint(row.id),
+      label: row.label,
+      createdAt: row.createdAt,
+      revokedAt: row.revokedAt,
+    }));
   }
 
   async revoke(id: number): Promise<RevokeResult> {
     const { affected } = await translateStoreErrors(() =>
-      this.records.update({ id, revokedAt: IsNull() }, { revokedAt: () => 'now()' }),
+      this.records.update({ id: String(id), revokedAt: IsNull() }, { revokedAt: () => 'now()' }),
     );
     if (affected === 0)
-      return (await translateStoreErrors(() => this.records.existsBy({ id }))) ? 'already_revoked' : 'not_found';
+      return (await translateStoreErrors(() => this.records.existsBy({ id: String(id) })))
+        ? 'already_revoked'
+        : 'not_found';
     // This instance forgets at once; the others within the cache's seconds.
     this.verdicts?.clear();
     return 'revoked';
@@ -96,7 +104,7 @@ export class TypeOrmApiKeys extends ApiKeys {
         // sees neither's uncommitted row) and both issue one. The second waits here, and its
         // INSERT then sees the first one's committed key.
         await manager.query('SELECT pg_advisory_xact_lock($1, $2)', FIRST_RUN_LOCK);
-        return manager.query(
+        return manager.query<unknown>(
           'INSERT INTO api_keys (label, key_hash) SELECT $1, $2 WHERE NOT EXISTS (SELECT 1 FROM api_keys WHERE revoked_at IS NULL) RETURNING id',
           [label, sha256(key)],
         );

@@ -8,7 +8,7 @@ import {
 } from '../application/idempotency-store.js';
 import type { Pet } from '../domain/pet.js';
 import type { PetRepository } from '../domain/pet-repository.js';
-import { PetRecord } from './records.js';
+import { PetRecord } from './pet.record.js';
 import { translateStoreErrors } from './store-errors.js';
 import { TypeOrmPetRepository } from './typeorm-pet-repository.js';
 
@@ -51,7 +51,7 @@ export class TypeOrmIdempotencyStore extends IdempotencyStore {
     return this.dataSource.transaction(async (manager) => {
       // A second request while the first is in flight gets 409 at once instead of queueing
       // behind it. Released by COMMIT or ROLLBACK.
-      const [lock] = await manager.query(`SELECT pg_try_advisory_xact_lock($1::bigint) AS acquired`, [
+      const [lock] = await manager.query<unknown[]>(`SELECT pg_try_advisory_xact_lock($1::bigint) AS acquired`, [
         lockIdOf(request),
       ]);
       if (!isRecord(lock) || lock.acquired !== true) throw new IdempotencyConflictError();

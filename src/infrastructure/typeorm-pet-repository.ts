@@ -2,7 +2,8 @@ import type { Repository } from 'typeorm';
 import type { NewPet, Pet } from '../domain/pet.js';
 import { PetRepository, type PetListQuery } from '../domain/pet-repository.js';
 import { isPetStatus } from '../domain/pet-status.js';
-import { fromBigint, type PetRecord } from './records.js';
+import type { PetRecord } from './pet.record.js';
+import { fromBigint } from './bigint.js';
 import { translateStoreErrors } from './store-errors.js';
 
 // Fixed statements rather than find() and insert(): TypeORM's query builders rebuilt the same SQL

@@ -1,7 +1,7 @@
-import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions, openDataSource } from './database.js';
-import { PetRecord } from './records.js';
+import { PetRecord } from './pet.record.js';
+import { queryOnce } from './pg-probe.js';
 import { type Replica, ReplicaSet } from './replica-reads.js';
 import { TypeOrmPetRepository } from './typeorm-pet-repository.js';
 
@@ -78,36 +78,26 @@ class PgReplica implements Replica {
   }
 
   private async connect(): Promise<void> {
-    const options = dataSourceOptions(this.url, this.schema);
     // The primary's pool settings, with waits short enough for the read deadline: a replica that
     // does not answer is given up on, and the read goes to the primary.
-    const extra = {
-      ...options.extra,
-      connectionTimeoutMillis: REPLICA_READ_DEADLINE_MS,
-      statement_timeout: REPLICA_READ_DEADLINE_MS,
-    };
+    const options = dataSourceOptions(this.url, this.schema, {
+      connectMs: REPLICA_READ_DEADLINE_MS,
+      statementMs: REPLICA_READ_DEADLINE_MS,
+    });
     // Opened like the primary's, so that connections that go silent are dropped, not lent out again.
-    const dataSource = await openDataSource({ ...options, extra, migrationsRun: false });
+    const dataSource = await openDataSource({ ...options, migrationsRun: false });
     this.dataSource = dataSource;
     this.repository = new TypeOrmPetRepository(dataSource.getRepository(PetRecord));
   }
 
   /** On a connection of its own, not the pool's: a pool whose connections hang would hang the check too. */
   async replayLsn(): Promise<string | null> {
-    const client = new pg.Client({
-      connectionString: this.url,
-      connectionTimeoutMillis: REPLICA_READ_DEADLINE_MS,
-      query_timeout: REPLICA_READ_DEADLINE_MS,
-    });
-    client.on('error', () => undefined);
-    try {
-      await client.connect();
-      const { rows } = await client.query<{ lsn: string | null }>('SELECT pg_last_wal_replay_lsn()::text AS lsn');
-      return rows[0]?.lsn ?? null;
-    } finally {
-      // Not end(): a server that stopped answering would never acknowledge it.
-      client.connection.stream.destroy();
-    }
+    const [row] = await queryOnce<{ lsn: string | null }>(
+      this.url,
+      'SELECT pg_last_wal_replay_lsn()::text AS lsn',
+      REPLICA_READ_DEADLINE_MS,
+    );
+    return row?.lsn ?? null;
   }
 
   async close(): Promise<void> {

@@ -1,4 +1,4 @@
-import { ApiKeyRecord } from '../../src/infrastructure/records.js';
+import { ApiKeyRecord } from '../../src/infrastructure/api-key.record.js';
 import { TypeOrmApiKeys } from '../../src/infrastructure/typeorm-api-keys.js';
 import { FlexibleRateLimits } from '../../src/infrastructure/rate-limits.js';
 import { openTestDatabase, type TestDatabase } from '../support/database.js';

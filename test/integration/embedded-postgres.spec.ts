@@ -1,4 +1,5 @@
 import { type ChildProcess, execFileSync, type SpawnOptions, spawn } from 'node:child_process';
+import { expect } from '@jest/globals';
 import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { createInterface } from 'node:readline';
@@ -84,7 +85,7 @@ async function query(url: string, sql: string): Promise<unknown[]> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    return (await client.query(sql)).rows;
+    return (await client.query<Record<string, unknown>>(sql)).rows;
   } finally {
     await client.end();
   }
@@ -458,7 +459,7 @@ describe('embedded PostgreSQL', () => {
       let home: string;
       let userTmp: string;
 
-      beforeAll(async () => {
+      beforeAll(() => {
         try {
           execFileSync('id', [TEST_USER], { stdio: 'ignore' });
         } catch {

@@ -1,5 +1,5 @@
 import { readdir } from 'node:fs/promises';
-import { MIGRATIONS } from '../../src/infrastructure/database.js';
+import { MIGRATIONS } from '../../src/infrastructure/migrations.js';
 import { openTestDatabase, type TestDatabase } from '../support/database.js';
 
 let database: TestDatabase;
@@ -22,7 +22,7 @@ describe('migrations', () => {
   it('create the schema, revert cleanly and apply again', async () => {
     expect(await tables()).toEqual(['api_keys', 'idempotency_keys', 'migrations', 'pets', 'service_secrets']);
 
-    while ((await database.dataSource.query('SELECT 1 FROM migrations')).length > 0)
+    while ((await database.dataSource.query<unknown[]>('SELECT 1 FROM migrations')).length > 0)
       await database.dataSource.undoLastMigration();
     expect(await tables()).toEqual(['migrations']);
 
@@ -32,8 +32,11 @@ describe('migrations', () => {
 
   it('keep the idempotency records of a deployment made before they pointed at the pet', async () => {
     while (
-      (await database.dataSource.query(`SELECT 1 FROM migrations WHERE name = 'IdempotencyKeepsThePet1795392000000'`))
-        .length > 0
+      (
+        await database.dataSource.query<unknown[]>(
+          `SELECT 1 FROM migrations WHERE name = 'IdempotencyKeepsThePet1795392000000'`,
+        )
+      ).length > 0
     ) {
       await database.dataSource.undoLastMigration();
     }
@@ -51,7 +54,7 @@ describe('migrations', () => {
     await database.reset();
   });
 
-  it('are all registered: every file in src/infrastructure/migrations is in MIGRATIONS, in order', async () => {
+  it('are all listed: every file in src/infrastructure/migrations is in MIGRATIONS (src/infrastructure/migrations.ts), in order', async () => {
     const files = (await readdir('src/infrastructure/migrations')).filter((file) => file.endsWith('.ts')).sort();
 
     expect(MIGRATIONS.map((migration) => migration.name)).toEqual(

@@ -1,5 +1,5 @@
 import { ReplicaRoutingPetRepository } from '../../src/infrastructure/replica-reads.js';
-import { PetRecord } from '../../src/infrastructure/records.js';
+import { PetRecord } from '../../src/infrastructure/pet.record.js';
 import { TypeOrmPetRepository } from '../../src/infrastructure/typeorm-pet-repository.js';
 import { TypeOrmReplicas } from '../../src/infrastructure/typeorm-replicas.js';
 import { openTestDatabase, type TestDatabase } from '../support/database.js';

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { dropSilentConnections } from '../../src/infrastructure/silent-connections.js';
+import { dropSilentConnections, WatchedClient } from '../../src/infrastructure/silent-connections.js';
 import { openTestDatabase, type TestDatabase } from '../support/database.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 
@@ -18,7 +18,7 @@ afterAll(async () => {
 });
 beforeEach(async () => {
   proxy = await startTcpProxy(database.url);
-  pool = new pg.Pool({ connectionString: proxy.url, max: 5 });
+  pool = new pg.Pool({ connectionString: proxy.url, max: 5, Client: WatchedClient });
   pool.on('error', () => undefined);
   dropped = [];
   dropSilentConnections(pool, SILENCE_MS, (count) => dropped.push(count));

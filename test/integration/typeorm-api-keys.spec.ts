@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
+import { expect } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { StoreUnavailableError } from '../../src/domain/errors.js';
 import { dataSourceOptions } from '../../src/infrastructure/database.js';
-import { ApiKeyRecord } from '../../src/infrastructure/records.js';
+import { ApiKeyRecord } from '../../src/infrastructure/api-key.record.js';
 import { TypeOrmApiKeys } from '../../src/infrastructure/typeorm-api-keys.js';
 import { openTestDatabase, type TestDatabase } from '../support/database.js';
 import { startTcpProxy } from '../support/tcp-proxy.js';

@@ -1,3 +1,4 @@
+import { expect } from '@jest/globals';
 import { IdempotencyConflictError, IdempotencyKeyReusedError } from '../../src/application/idempotency-store.js';
 import type { Pet } from '../../src/domain/pet.js';
 import { TypeOrmIdempotencyStore } from '../../src/infrastructure/typeorm-idempotency-store.js';
@@ -27,8 +28,8 @@ function createPet(into: PetRepository, name = 'Rex'): Promise<Pet> {
 }
 
 async function count(table: 'pets' | 'idempotency_keys'): Promise<number> {
-  const [row] = await database.dataSource.query(`SELECT count(*)::int AS n FROM ${table}`);
-  return Number(row.n);
+  const [row] = await database.dataSource.query<{ n: number }[]>(`SELECT count(*)::int AS n FROM ${table}`);
+  return Number(row?.n);
 }
 
 describe('TypeOrmIdempotencyStore', () => {
@@ -74,8 +75,10 @@ describe('TypeOrmIdempotencyStore', () => {
   });
 
   it('keeps two keys apart whose hashtext values collide: no false conflict while one is in flight', async () => {
-    const [{ a, b }] = await database.dataSource.query(`SELECT hashtext('k176902') AS a, hashtext('k298202') AS b`);
-    expect(a).toBe(b);
+    const [hashes] = await database.dataSource.query<{ a: number; b: number }[]>(
+      `SELECT hashtext('k176902') AS a, hashtext('k298202') AS b`,
+    );
+    expect(hashes?.a).toBe(hashes?.b);
     let finish: () => void = () => undefined;
     const inFlight = store.once({ ...request, key: 'k176902' }, async (tx) => {
       await new Promise<void>((resolve) => (finish = resolve));
@@ -126,9 +129,9 @@ describe('TypeOrmIdempotencyStore', () => {
   it('keeps a record for 24 hours', async () => {
     await store.once(request, (tx) => createPet(tx));
 
-    const [row] = await database.dataSource.query(
+    const [row] = await database.dataSource.query<{ seconds: number }[]>(
       `SELECT extract(epoch FROM expires_at - created_at)::int AS seconds FROM idempotency_keys`,
     );
-    expect(row.seconds).toBe(24 * 60 * 60);
+    expect(row?.seconds).toBe(24 * 60 * 60);
   });
 });

@@ -1,7 +1,7 @@
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../../src/infrastructure/database.js';
 import { StoreUnavailableError } from '../../src/domain/errors.js';
-import { PetRecord } from '../../src/infrastructure/records.js';
+import { PetRecord } from '../../src/infrastructure/pet.record.js';
 import { PAGE, PAGE_WITH_STATUS, TypeOrmPetRepository } from '../../src/infrastructure/typeorm-pet-repository.js';
 import { describePetRepositoryContract } from '../contracts/pet-repository.contract.js';
 import { openTestDatabase, type TestDatabase } from '../support/database.js';
@@ -29,7 +29,7 @@ describe('TypeOrmPetRepository on PostgreSQL', () => {
     const pet = await repository.add(aNewPet());
 
     expect(pet.id).toBe(1);
-    const [column] = await database.dataSource.query(
+    const [column] = await database.dataSource.query<unknown[]>(
       `SELECT data_type, is_identity FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'pets' AND column_name = 'id'`,
     );
     expect(column).toEqual({ data_type: 'bigint', is_identity: 'YES' });
@@ -60,7 +60,9 @@ describe('TypeOrmPetRepository on PostgreSQL', () => {
         // PostgreSQL plans with their parameter values: a custom plan, as forced here.
         await session.query('SET plan_cache_mode = force_custom_plan');
         await session.query(`PREPARE page_${index} AS ${sql}`);
-        const plan: { 'QUERY PLAN': string }[] = await session.query(`EXPLAIN EXECUTE page_${index}(${parameters})`);
+        const plan = await session.manager.query<{ 'QUERY PLAN': string }[]>(
+          `EXPLAIN EXECUTE page_${index}(${parameters})`,
+        );
         const text = plan.map((row) => row['QUERY PLAN']).join('\n');
 
         expect(text).toContain(`Index Scan using ${index}`);

@@ -1,4 +1,4 @@
-import { StartupError, waitForDatabase } from '../../src/infrastructure/database.js';
+import { StartupError, waitForDatabase } from '../../src/infrastructure/wait-for-database.js';
 import { findFreePort } from '../../src/infrastructure/embedded-postgres.js';
 import { openTestDatabase, type TestDatabase } from '../support/database.js';
 
@@ -10,8 +10,9 @@ function fakeClock() {
     slept,
     clock: {
       now: () => now,
-      sleep: async (ms: number) => {
+      sleep: (ms: number) => {
         slept.push(ms, (now += ms));
+        return Promise.resolve();
       },
     },
   };

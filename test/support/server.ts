@@ -5,7 +5,7 @@ import type { DestinationStream } from 'pino';
 import { APP_OPTIONS, configureApp, createExpressAdapter } from '../../src/app.js';
 import { AppModule } from '../../src/app.module.js';
 import { loadConfig, petstoreConfig } from '../../src/config.js';
-import { DatabaseServer } from '../../src/infrastructure/database.js';
+import { DatabaseServer } from '../../src/infrastructure/database-server.js';
 import { findFreePort } from '../../src/infrastructure/embedded-postgres.js';
 import { NoRateLimits } from '../../src/infrastructure/rate-limits.js';
 import { RateLimits } from '../../src/application/rate-limits.js';
