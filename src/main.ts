@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { createApp } from './app.js';
 import { ApiKeys } from './application/api-keys.js';
-import { type Config, ConfigError, petstoreConfig } from './config.js';
+import { type Config, ConfigError, logFormatOf, petstoreConfig } from './config.js';
 import { DatabaseServer, StartupError } from './infrastructure/database.js';
 import { EmbeddedPostgresError } from './infrastructure/embedded-postgres.js';
 import { announceFirstRunKey } from './interface/cli/first-run-key.js';
@@ -73,7 +73,8 @@ function failed(error: unknown): never {
       : error instanceof Error
         ? `Start failed: ${error.message.split('\n')[0]}`
         : String(error);
-  const pretty = process.env.LOG_FORMAT?.trim().toLowerCase() === 'pretty';
+  // The format the configuration would have chosen; JSON when LOG_FORMAT itself is what is wrong.
+  const pretty = logFormatOf(process.env.LOG_FORMAT, process.stdout.isTTY) === 'pretty';
   // The stack only for what we did not foresee: the operator can act on the rest as it is.
   if (pretty) process.stderr.write(`${line}\n`);
   else
