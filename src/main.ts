@@ -18,6 +18,8 @@ async function main(): Promise<void> {
   await listen(app, config);
   const where = config.databaseUrl === null ? `embedded PostgreSQL in ${config.dataDir}` : 'DATABASE_URL';
   logger.log(`Pet Store listening on http://${config.host}:${config.port} (database: ${where}); docs at /docs`);
+  // The JSON log is written in batches: out with the listening line before the key banner.
+  await flushLog();
   // Only now: a start that failed has issued nothing, so no one-time key is ever lost.
   await announceFirstRunKey(app.get(ApiKeys), {
     embedded: config.databaseUrl === null,
