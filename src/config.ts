@@ -50,10 +50,13 @@ export class ConfigError extends Error {
  * The configuration as a @nestjs/config namespace: ConfigModule reads `.env` (real environment
  * variables win), then this checks it all once. Inject it with `@Inject(petstoreConfig.KEY)`.
  */
-export const petstoreConfig = registerAs('petstore', (): Config => loadConfig(process.env));
+export const petstoreConfig = registerAs('petstore', (): Config => loadConfig(process.env, process.stdout.isTTY));
 
-/** Reads and checks the environment once. Throws ConfigError naming the variable at fault. */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+/**
+ * Reads and checks the environment once. Throws ConfigError naming the variable at fault.
+ * `stdoutIsTerminal` decides the log format when LOG_FORMAT does not.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, stdoutIsTerminal = false): Config {
   const port = readPort(env.PORT);
   const host = readHost(env.HOST);
   const databaseUrl = readDatabaseUrl(env.DATABASE_URL);
@@ -84,7 +87,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       : null,
     redisUrl: readRedisUrl(env.REDIS_URL),
     apiKeyCacheSeconds: readPositiveInteger('API_KEY_CACHE_SECONDS', env.API_KEY_CACHE_SECONDS, 5),
-    log: { level: readLogLevel(env.LOG_LEVEL), pretty: readLogFormat(env.LOG_FORMAT) === 'pretty' },
+    log: { level: readLogLevel(env.LOG_LEVEL), pretty: readLogFormat(env.LOG_FORMAT, stdoutIsTerminal) === 'pretty' },
     shutdownTimeoutSeconds: readPositiveInteger('SHUTDOWN_TIMEOUT_SECONDS', env.SHUTDOWN_TIMEOUT_SECONDS, 10),
     shutdownDelaySeconds: readNonNegativeInteger('SHUTDOWN_DELAY_SECONDS', env.SHUTDOWN_DELAY_SECONDS, 0),
     databaseWaitSeconds: readNonNegativeInteger('DATABASE_WAIT_SECONDS', env.DATABASE_WAIT_SECONDS, 30),
@@ -243,8 +246,20 @@ function readLogLevel(value: string | undefined): LogLevel {
   return level;
 }
 
-function readLogFormat(value: string | undefined): 'json' | 'pretty' {
-  const text = (nonEmpty(value) ?? 'json').toLowerCase();
-  if (text !== 'json' && text !== 'pretty') throw new ConfigError(`LOG_FORMAT must be json or pretty, got "${text}"`);
-  return text;
+export type LogFormat = 'json' | 'pretty';
+
+/**
+ * LOG_FORMAT when set. Unset: pretty when stdout is a terminal (a person reads it), JSON anywhere
+ * else (a collector parses it). null: a value that is neither.
+ */
+export function logFormatOf(value: string | undefined, stdoutIsTerminal: boolean): LogFormat | null {
+  const text = nonEmpty(value)?.toLowerCase();
+  if (text === undefined) return stdoutIsTerminal ? 'pretty' : 'json';
+  return text === 'json' || text === 'pretty' ? text : null;
+}
+
+function readLogFormat(value: string | undefined, stdoutIsTerminal: boolean): LogFormat {
+  const format = logFormatOf(value, stdoutIsTerminal);
+  if (format === null) throw new ConfigError(`LOG_FORMAT must be json or pretty, got "${String(value).trim()}"`);
+  return format;
 }

@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { createApp } from './app.js';
 import { ApiKeys } from './application/api-keys.js';
-import { type Config, ConfigError, petstoreConfig } from './config.js';
+import { type Config, ConfigError, logFormatOf, petstoreConfig } from './config.js';
 import { DatabaseServer } from './infrastructure/database-server.js';
 import { StartupError } from './infrastructure/wait-for-database.js';
 import { EmbeddedPostgresError } from './infrastructure/embedded-postgres.js';
@@ -20,6 +20,8 @@ async function main(): Promise<void> {
   await listen(app, config);
   const where = config.databaseUrl === null ? `embedded PostgreSQL in ${config.dataDir}` : 'DATABASE_URL';
   logger.log(`Pet Store listening on http://${config.host}:${config.port} (database: ${where}); docs at /docs`);
+  // The JSON log is written in batches: out with the listening line before the key banner.
+  await flushLog();
   // Only now: a start that failed has issued nothing, so no one-time key is ever lost.
   await announceFirstRunKey(app.get(ApiKeys), {
     embedded: config.databaseUrl === null,
@@ -76,7 +78,8 @@ function failed(error: unknown): never {
       : error instanceof Error
         ? `Start failed: ${error.message.split('\n')[0]}`
         : String(error);
-  const pretty = process.env.LOG_FORMAT?.trim().toLowerCase() === 'pretty';
+  // The format the configuration would have chosen; JSON when LOG_FORMAT itself is what is wrong.
+  const pretty = logFormatOf(process.env.LOG_FORMAT, process.stdout.isTTY) === 'pretty';
   // The stack only for what we did not foresee: the operator can act on the rest as it is.
   if (pretty) process.stderr.write(`${line}\n`);
   else

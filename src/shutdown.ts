@@ -12,7 +12,7 @@ export type DrainResult = { drainedInMs: number; timedOut: boolean };
  * the remaining connections are cut), and Nest closes.
  */
 export async function drain(
-  app: INestApplication,
+  app: INestApplication<Server>,
   { delayMs, timeoutMs }: { delayMs: number; timeoutMs: number },
 ): Promise<DrainResult> {
   const started = Date.now();
@@ -20,7 +20,7 @@ export async function drain(
   state.draining = true;
   if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
   state.closing = true;
-  const server: Server = app.getHttpServer();
+  const server = app.getHttpServer();
   // net.Server's close, not http.Server's: that one also closes idle keep-alive connections at
   // once, and a client may be writing its next request on one of them just then (it would get
   // a reset). Left open, each gets Connection: close on its next answer, or ends at keepAliveTimeout.

@@ -25,10 +25,16 @@ const MAX_ID = Number.MAX_SAFE_INTEGER;
 /** The other key startServer() accepts. */
 const SECOND_KEY = 'second-test-key-abcdefghijklmnop';
 const STATUSES: readonly string[] = ['available', 'pending', 'sold'];
-/** NewPet.name's pattern in docs/openapi.json: the contract, not the code under test. */
-const NAME_PATTERN = new RegExp(
-  String(JSON.parse(readFileSync('docs/openapi.json', 'utf8')).components.schemas.NewPet.properties.name.pattern),
-);
+/** NewPet.name's pattern and its `not` in docs/openapi.json: the contract, not the code under test. */
+const DOCUMENT: unknown = JSON.parse(readFileSync('docs/openapi.json', 'utf8'));
+const field = (value: unknown, ...keys: string[]): unknown =>
+  keys.reduce(
+    (inner, key) => (typeof inner === 'object' && inner !== null ? Reflect.get(inner, key) : undefined),
+    value,
+  );
+const NAME_SCHEMA = field(DOCUMENT, 'components', 'schemas', 'NewPet', 'properties', 'name');
+const NAME_PATTERN = new RegExp(String(field(NAME_SCHEMA, 'pattern')));
+const NAME_NOT_PATTERN = new RegExp(String(field(NAME_SCHEMA, 'not', 'pattern')));
 const SUNSET = 'Thu, 05 Dec 2030 00:00:00 GMT';
 const DEPRECATION = '@1795219200';
 const ERROR_CODES = new Map<number, string>([
@@ -1026,7 +1032,8 @@ function nameIsValid(value: unknown): value is string {
     value.isWellFormed() &&
     [...value].length >= 1 &&
     [...value].length <= 255 &&
-    NAME_PATTERN.test(value)
+    NAME_PATTERN.test(value) &&
+    !NAME_NOT_PATTERN.test(value)
   );
 }
 

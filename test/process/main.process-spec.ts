@@ -5,7 +5,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { steadyLoad } from '../support/load.js';
-import { outputOf, readiness, startService } from '../support/process.js';
+import { inheritedEnv, jsonLines, outputOf, readiness, startService } from '../support/process.js';
 import { freePort } from '../support/server.js';
 
 const start = startService;
@@ -37,11 +37,7 @@ describe('the service process', () => {
       const counts = await load.finished;
 
       expect(await output.exit).toBe(0);
-      const lines = output
-        .stdout()
-        .trim()
-        .split('\n')
-        .map((line) => JSON.parse(line));
+      const lines = jsonLines(output.stdout().split('\n'));
       expect(lines.map((line) => line.msg)).toEqual(
         expect.arrayContaining([
           'SIGTERM: draining, at most 11 s',
@@ -53,7 +49,7 @@ describe('the service process', () => {
       console.log(`SIGTERM under load: ${JSON.stringify(counts)}, the service logged ${accepted.length} requests`);
       expect(counts.failed).toBe(0);
       expect(counts.dropped).toBe(0);
-      expect(accepted.filter((line) => line.response.status >= 300)).toEqual([]);
+      expect(accepted.filter((line) => (line.response?.status ?? 0) >= 300)).toEqual([]);
       expect(accepted).toHaveLength(counts.answered);
       expect(counts.answered).toBeGreaterThan(20);
       // No postgres of this DATA_DIR is left running.
@@ -108,11 +104,16 @@ describe('the service process', () => {
   it('under npm run start:prod gets the SIGTERM sent to npm: it drains, stops its embedded PostgreSQL, and npm exits 0', async () => {
     const dataDir = await mkdtemp(path.join(tmpdir(), 'petstore-process-'));
     const port = await freePort();
-    const { DATABASE_URL: _unused, ...inherited } = process.env;
     // What a container running `npm run start:prod` gets from `docker stop`: the signal goes to npm only.
     // In a process group of its own, so that a failed test can kill npm and everything under it.
     const npm = spawn('npm', ['run', 'start:prod'], {
-      env: { ...inherited, PORT: String(port), DATA_DIR: dataDir, API_KEYS: 'process-test-key', HOST: '127.0.0.1' },
+      env: {
+        ...inheritedEnv(),
+        PORT: String(port),
+        DATA_DIR: dataDir,
+        API_KEYS: 'process-test-key',
+        HOST: '127.0.0.1',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     });
@@ -123,11 +124,13 @@ describe('the service process', () => {
       npm.kill('SIGTERM');
 
       expect(await output.exit).toBe(0);
-      const messages = output
-        .stdout()
-        .split('\n')
-        .filter((line) => line.startsWith('{'))
-        .map((line) => JSON.parse(line).msg);
+      // npm's own lines ("> petstore@1.0.0 start:prod") are not the service's log.
+      const messages = jsonLines(
+        output
+          .stdout()
+          .split('\n')
+          .filter((line) => line.startsWith('{')),
+      ).map((line) => line.msg);
       expect(messages).toEqual(
         expect.arrayContaining([
           'SIGTERM: draining, at most 10 s',
@@ -145,7 +148,7 @@ describe('the service process', () => {
     }
   });
 
-  it('on a first start with no key anywhere issues one, prints it once, and stores it for the next start', async () => {
+  it('on a first start with no key anywhere issues one, prints it once after the listening line, and stores it for the next start', async () => {
     const dataDir = await mkdtemp(path.join(tmpdir(), 'petstore-first-run-'));
     const port = await freePort();
     const env = { PORT: String(port), DATA_DIR: dataDir, API_KEYS: '', HOST: '127.0.0.1' };
@@ -153,6 +156,7 @@ describe('the service process', () => {
       const first = start(env);
       const firstOutput = outputOf(first);
       await readiness(port, firstOutput);
+      await until(() => Promise.resolve(firstOutput.stdout().includes('API key:')));
       const key = /API key: (psk_[A-Za-z0-9_-]{43})/.exec(firstOutput.stdout())?.[1] ?? '';
       expect(
         (await fetch(`http://127.0.0.1:${port}/v1/pets`, { headers: { Authorization: `Bearer ${key}` } })).status,
@@ -171,6 +175,11 @@ describe('the service process', () => {
       expect(key).not.toBe('');
       expect(status).toBe(200);
       expect(secondOutput.stdout()).not.toContain('API key:');
+      // The JSON log is written in batches: the listening line must not wait behind the banner.
+      const firstLines = firstOutput.stdout().split('\n');
+      const listening = firstLines.findIndex((line) => line.includes('"msg":"Pet Store listening on'));
+      expect(listening).toBeGreaterThanOrEqual(0);
+      expect(firstLines.findIndex((line) => line.startsWith('No API key existed'))).toBeGreaterThan(listening);
       // The key appears once on stdout, never in a log line.
       expect(firstOutput.stdout().split(key).length - 1).toBe(1);
       expect(
@@ -196,9 +205,11 @@ describe('the service process', () => {
     };
     const service = start(env);
     const output = outputOf(service);
-    const { DATABASE_URL: _unused, ...inherited } = process.env;
     const keys = (...args: string[]) =>
-      spawnSync(process.execPath, ['dist/src/keys.js', ...args], { env: { ...inherited, ...env }, encoding: 'utf8' });
+      spawnSync(process.execPath, ['dist/src/keys.js', ...args], {
+        env: { ...inheritedEnv(), ...env },
+        encoding: 'utf8',
+      });
     const list = () =>
       fetch(`http://127.0.0.1:${port}/v1/pets`, { headers: { Authorization: `Bearer ${key}` } }).then(
         (response) => response.status,

@@ -1,12 +1,41 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 
+/** This process's environment without DATABASE_URL: a child that needs a database is given one. */
+export function inheritedEnv(): NodeJS.ProcessEnv {
+  const inherited = { ...process.env };
+  delete inherited.DATABASE_URL;
+  return inherited;
+}
+
 /** The built service as an operator runs it: `node dist/src/main.js` (npm run test:process builds it). */
 export function startService(env: Record<string, string>): ChildProcess {
-  const { DATABASE_URL: _unused, ...inherited } = process.env;
   return spawn(process.execPath, ['dist/src/main.js'], {
-    env: { ...inherited, ...env },
+    env: { ...inheritedEnv(), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+}
+
+/**
+ * The built service as a developer runs it in a colour terminal: under a pseudo-terminal that
+ * util-linux `script` opens, so stdout is a TTY. Writing Ctrl-C (`\x03`) to its stdin interrupts
+ * the service as the key does; `script -e` exits with the service's exit code.
+ */
+export function startServiceOnTerminal(env: Record<string, string>): ChildProcess {
+  const terminal: NodeJS.ProcessEnv = { ...inheritedEnv(), TERM: 'xterm-256color', ...env };
+  // What would turn colour off (or force it) for reasons of this machine rather than of the service.
+  for (const name of ['NO_COLOR', 'FORCE_COLOR', 'NODE_DISABLE_COLORS']) delete terminal[name];
+  return spawn('script', ['-qefc', `'${process.execPath}' dist/src/main.js`, '/dev/null'], {
+    env: terminal,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+}
+
+/** JSON log lines, in the shape the tests read. */
+export type LogLine = { level?: number; msg?: string; route?: string; response?: { status?: number }; err?: unknown };
+
+/** Each line of a JSON log, parsed: a line that is not JSON fails the test. */
+export function jsonLines(lines: string[]): LogLine[] {
+  return lines.filter((line) => line !== '').map((line) => JSON.parse(line) as LogLine);
 }
 
 export type ProcessOutput = { stdout: () => string; stderr: () => string; exit: Promise<number | null> };

@@ -9,6 +9,7 @@ import {
   PET_NAME_FORBIDDEN,
   PET_NAME_MARKS,
   PET_NAME_MAX_LENGTH,
+  PET_NAME_NOT_PATTERN,
   PET_NAME_PATTERN,
   PET_NAME_SPACES,
   statusProblems,
@@ -28,7 +29,7 @@ const NAME_DESCRIPTION = [
   `Spaces (${codePoints(PET_NAME_SPACES)}) are allowed, but a name of nothing else is blank.`,
   `Joiners and variation selectors (${codePoints(PET_NAME_MARKS)}) are allowed only right after a visible character or another of them, as emoji sequences and Persian text use them.`,
   'Every character beyond U+FFFF (emoji, flag tags, historic scripts) counts as visible.',
-  '`pattern` states all of this but the length, and reads alike as ECMA-262 with or without the `u` flag and in Python.',
+  '`pattern` states all of this but the length, lone surrogates and line breaks at the end (which it lets through), and means the same in ECMA-262 with or without the `u` flag, Python, Rust, Go and Java regular expressions; `not` refuses line breaks anywhere.',
 ].join(' ');
 
 @ApiSchema({ name: 'NewPet', description: 'An animal to add to the store. No other properties are allowed.' })
@@ -38,6 +39,7 @@ export class NewPetRequest {
     minLength: 1,
     maxLength: PET_NAME_MAX_LENGTH,
     pattern: PET_NAME_PATTERN,
+    not: { pattern: PET_NAME_NOT_PATTERN },
     example: 'Rex',
   })
   @SatisfiesRule(nameProblems)
