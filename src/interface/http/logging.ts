@@ -42,9 +42,13 @@ export function loggerParams(
     // The route is known only once a route has handled the request.
     customSuccessObject: (request, _response, fields: object) => ({ ...fields, route: routeOf(request) }),
     customErrorObject: (request, _response, _error, fields: object) => ({ ...fields, route: routeOf(request) }),
+    // Unwrapped: pino-http would first copy every request and response into pino-std-serializers'
+    // full objects (url, headers, address...), only for these two to keep a field or two of them.
+    // Unwrapped serializers go by the keys as renamed above.
+    wrapSerializers: false,
     serializers: {
-      req: (request: { id: unknown; method: unknown }) => ({ id: request.id, method: request.method }),
-      res: (response: { statusCode: unknown }) => ({ status: response.statusCode }),
+      request: (request: { id: unknown; method: unknown }) => ({ id: request.id, method: request.method }),
+      response: (response: { statusCode: unknown }) => ({ status: response.statusCode }),
     },
   };
   // Explicit: nestjs-pino's default routes add the paths outside /v1 a second time (two lines each).
