@@ -7,7 +7,8 @@ export type RevokeResult = 'revoked' | 'already_revoked' | 'not_found';
 
 /**
  * The keys the service accepts: stored ones (kept as SHA-256 hashes) and those of API_KEYS.
- * Implementations compare in constant time and never keep or log a key.
+ * Implementations never let a lookup's time tell a guess how close it came, and never log a key
+ * nor keep one that the environment does not already hold.
  */
 export abstract class ApiKeys {
   /**

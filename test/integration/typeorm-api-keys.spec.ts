@@ -80,6 +80,15 @@ describe('TypeOrmApiKeys', () => {
     expect(await keys.hasUsableKey()).toBe(true);
   });
 
+  it('recognises the keys of API_KEYS without the store, by their SHA-256, and nothing near them', () => {
+    const keys = new TypeOrmApiKeys(database.dataSource.getRepository(ApiKeyRecord), ['from-env-1'], noCache);
+
+    expect(keys.recognise('from-env-1')).toBe(createHash('sha256').update('from-env-1').digest('hex'));
+    expect(keys.recognise('from-env-')).toBeNull();
+    expect(keys.recognise('from-env-10')).toBeNull();
+    expect(keys.recognise('FROM-ENV-1')).toBeNull();
+  });
+
   it('knows when no key would be accepted', async () => {
     const keys = new TypeOrmApiKeys(database.dataSource.getRepository(ApiKeyRecord), [], noCache);
     expect(await keys.hasUsableKey()).toBe(false);
