@@ -114,6 +114,29 @@ describe('refusingPolicy', () => {
 });
 
 describe('observeRequests', () => {
+  it('counts and times each request under its own method, route and status, however often a series recurs', async () => {
+    const metrics = metricsWith();
+    metrics.observe('GET', '/v1/pets', 200, 0.002);
+    metrics.observe('GET', '/v1/pets', 200, 0.02);
+    metrics.observe('GET', '/v1/pets', 401, 0.001);
+    metrics.observe('POST', '/v1/pets', 200, 0.5);
+
+    expect(await samples(metrics, 'http_requests_total')).toEqual([
+      'http_requests_total{method="GET",route="/v1/pets",status="200"} 2',
+      'http_requests_total{method="GET",route="/v1/pets",status="401"} 1',
+      'http_requests_total{method="POST",route="/v1/pets",status="200"} 1',
+    ]);
+    const counts = (await samples(metrics, 'http_request_duration_seconds')).filter((line) => line.includes('_count'));
+    expect(counts).toEqual([
+      'http_request_duration_seconds_count{method="GET",route="/v1/pets",status="200"} 2',
+      'http_request_duration_seconds_count{method="GET",route="/v1/pets",status="401"} 1',
+      'http_request_duration_seconds_count{method="POST",route="/v1/pets",status="200"} 1',
+    ]);
+    expect(await samples(metrics, 'http_request_duration_seconds')).toContain(
+      'http_request_duration_seconds_sum{method="GET",route="/v1/pets",status="200"} 0.022',
+    );
+  });
+
   it('counts each 429 under the policy its RateLimit header names, and unknown without one', async () => {
     const metrics = metricsWith();
 
