@@ -112,25 +112,11 @@ export class HttpMetrics {
     });
   }
 
-  /**
-   * Each series' counter and histogram, bound to their labels once (prom-client's `labels()`), so
-   * that a request builds no labels object and no closure. As many as the series themselves.
-   */
-  private readonly series = new Map<string, { count(): void; time(seconds: number): void }>();
-
   /** `route` is the route pattern (/v1/pets/:petId), never the raw path, so label values stay few. */
   observe(method: string, route: string, status: number, seconds: number): void {
-    const key = `${method} ${status} ${route}`;
-    let series = this.series.get(key);
-    if (series === undefined) {
-      const labels = [method, route, String(status)];
-      const requests = this.requests.labels(...labels);
-      const duration = this.duration.labels(...labels);
-      series = { count: () => requests.inc(), time: (value) => duration.observe(value) };
-      this.series.set(key, series);
-    }
-    series.count();
-    series.time(seconds);
+    const labels = { method, route, status: String(status) };
+    this.requests.inc(labels);
+    this.duration.observe(labels, seconds);
   }
 
   refused(policy: RateLimitPolicy): void {
