@@ -67,7 +67,7 @@ export function startLoad({ baseUrl, keys, declared, runId, started, rate, rando
   const pace = async () => {
     const at = Math.max(now(), nextAt);
     nextAt = at + interval;
-    if (at > now()) await sleep(at - now());
+    await sleep(Math.max(0, at - now()));
   };
 
   /** One request; the answer recorded and checked against the contract. */

@@ -145,7 +145,7 @@ try {
   const hostile = [];
   const random = seededRandom(seed ^ 0xfa17);
   for (const fault of schedule) {
-    if (fault.at > now()) await sleep(fault.at - now());
+    await sleep(Math.max(0, fault.at - now()));
     log(`fault: ${describeFault(fault)}`);
     try {
       const done = await inject(fault, {
@@ -165,7 +165,7 @@ try {
       throw error;
     }
   }
-  if (durationMs > now()) await sleep(durationMs - now());
+  await sleep(Math.max(0, durationMs - now()));
   const endMs = now();
   log('load stops; the pagers read to the end');
   await load.stop();
