@@ -98,23 +98,45 @@ async function hostileBurst({ source, burstMs }, { balancerUrl, apiKey }, random
 }
 
 /**
+ * Starts instance i again. On a busy machine a start can outlast cluster.sh's 60 s wait while the
+ * process goes on starting: then wait for its /readyz a while longer before calling it a failure.
+ */
+async function restart(i, instancePorts) {
+  try {
+    await cluster('start-instance', String(i));
+  } catch (error) {
+    const deadline = performance.now() + 120_000;
+    while (performance.now() < deadline) {
+      const ready = await fetch(`http://127.0.0.1:${instancePorts[i - 1]}/readyz`, {
+        signal: AbortSignal.timeout(2000),
+      })
+        .then((response) => response.ok)
+        .catch(() => false);
+      if (ready) return;
+      await sleep(1000);
+    }
+    throw error;
+  }
+}
+
+/**
  * Injects one fault and heals it. Returns the times (ms since the start) it began and was healed,
  * and what it saw.
  */
 export async function inject(fault, context) {
-  const { now, proxy, random } = context;
+  const { now, proxy, random, instancePorts } = context;
   const begin = now();
   let detail = '';
   switch (fault.kind) {
     case 'kill':
       await cluster('kill-instance', String(fault.instance));
       await sleep(fault.downMs);
-      await cluster('start-instance', String(fault.instance));
+      await restart(fault.instance, instancePorts);
       break;
     case 'term':
       await cluster('stop-instance', String(fault.instance));
       await sleep(fault.downMs);
-      await cluster('start-instance', String(fault.instance));
+      await restart(fault.instance, instancePorts);
       break;
     case 'redis': {
       const pid = Number(readFileSync('.cluster/redis.pid', 'utf8'));

@@ -94,6 +94,7 @@ export function judge({ records, creates, pagers, stored, faults, samples, hosti
         `pool back in ${[...refilled.values()].length === 0 ? '-' : seconds(Math.max(...refilled.values()))}` +
         `${f.detail ? `; ${f.detail}` : ''}`,
     );
+    if (f.unhealed) fail(`${f.kind} at ${seconds(f.begin)}: ${f.detail}`);
     if (notBack.length > 0 && f.healed + POOL_BOUND_MS <= endMs)
       fail(
         `after ${f.kind} at ${seconds(f.begin)}: the pool of instance ${notBack.join(', ')} not lending freely within ${seconds(POOL_BOUND_MS)}`,

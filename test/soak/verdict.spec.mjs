@@ -133,6 +133,14 @@ describe('the soak verdict', () => {
     expect(failures).toEqual([expect.stringContaining('pool of instance 1')]);
   });
 
+  it('fails on a fault that could not be healed', () => {
+    const faults = [
+      { kind: 'kill', begin: 100_000, healed: 280_000, detail: 'NOT HEALED: no /readyz', unhealed: true },
+    ];
+
+    expect(judge(aRun({ faults })).failures).toEqual([expect.stringContaining('NOT HEALED')]);
+  });
+
   it('compares five minutes after warm-up with the last five, or fifths of a short run', () => {
     expect(resourceWindows(60_000, 1_860_000)).toEqual({ first: [60_000, 360_000], last: [1_560_000, 1_860_000] });
     expect(resourceWindows(30_000, 180_000)).toEqual({ first: [30_000, 60_000], last: [150_000, 180_000] });
