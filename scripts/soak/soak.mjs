@@ -80,6 +80,17 @@ console.log(`soak: instance ${spared} is never restarted; ${schedule.length} fau
 for (const fault of schedule) console.log(`  +${(fault.at / 1000).toFixed(0)} s: ${describeFault(fault)}`);
 
 const proxy = await startProxies();
+// Interrupted: leave nothing running.
+for (const signal of ['SIGINT', 'SIGTERM'])
+  process.once(signal, () => {
+    console.error(`soak: ${signal}, stopping the cluster`);
+    void cluster('down')
+      .catch(() => undefined)
+      .finally(() => {
+        proxy.stop();
+        process.exit(1);
+      });
+  });
 for (const [i, port] of proxy.ports.entries())
   process.env[`INSTANCE_${i + 1}_DATABASE_URL`] = `postgres://postgres@127.0.0.1:${port}/petstore`;
 // The cluster's own Redis, which the soak may pause, never a shared one.
