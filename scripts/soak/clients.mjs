@@ -83,8 +83,9 @@ export function startLoad({ baseUrl, keys, declared, runId, started, rate, rando
       const status = response.status;
       let fault = declared[operation].has(status) ? null : 'status not declared';
       if (fault === null && status >= 400) fault = errorBodyFault(status, response.headers.get('content-type'), text);
-      records.push({ label, sentAt, ms: now() - sentAt, status, fault });
-      return { status, text, link: response.headers.get('link') };
+      const record = { label, sentAt, ms: now() - sentAt, status, fault };
+      records.push(record);
+      return { status, text, link: response.headers.get('link'), record };
     } catch (error) {
       const timeout = error?.name === 'TimeoutError';
       records.push({
@@ -152,7 +153,7 @@ export function startLoad({ baseUrl, keys, declared, runId, started, rate, rando
     const pet = acknowledged[Math.floor(random() * acknowledged.length)];
     if (pet === undefined) return;
     const answer = await send('getPet', 'get', `${baseUrl}/v1/pets/${pet.id}`, {}, keys[worker % keys.length]);
-    if (answer?.status === 404) records.at(-1).fault ??= `404 for acknowledged pet ${pet.id}`;
+    if (answer?.status === 404) answer.record.fault ??= `404 for acknowledged pet ${pet.id}`;
   }
 
   async function list(worker) {
