@@ -70,7 +70,7 @@ export function chart({ rows, faults, endMs, bucketMs, title }) {
   const panels = [];
   const panel = (index, label, series, unit) => {
     const top = TOP + index * (PANEL + GAP);
-    const max = niceMax(Math.max(0, ...series.flatMap((s) => s.points.map(([, v]) => v ?? 0))));
+    const max = niceMax(Math.max(0, ...series.flatMap((s) => s.points.map(([, v]) => (Number.isFinite(v) ? v : 0)))));
     const y = (v) => top + PANEL - (v / max) * PANEL;
     out.push(`<rect x="${LEFT}" y="${top}" width="${plotWidth}" height="${PANEL}" fill="#fafafa" stroke="#ccc"/>`);
     out.push(`<text x="${LEFT}" y="${top - 8}" font-weight="bold">${escape(label)}</text>`);
@@ -81,7 +81,7 @@ export function chart({ rows, faults, endMs, bucketMs, title }) {
     let legend = LEFT + plotWidth;
     for (const [i, s] of [...series.entries()].reverse()) {
       const colour = s.colour ?? COLOURS[i % COLOURS.length];
-      const points = s.points.filter(([, v]) => v !== null && v !== undefined);
+      const points = s.points.filter(([, v]) => Number.isFinite(v));
       if (points.length > 0)
         out.push(
           `<polyline fill="none" stroke="${colour}" stroke-width="1.5" points="${points.map(([t, v]) => `${x(t).toFixed(1)},${y(v).toFixed(1)}`).join(' ')}"/>`,

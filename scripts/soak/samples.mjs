@@ -55,7 +55,9 @@ export async function sampleInstances({ instancePorts, databasePorts, at }) {
       const sample = { at, instance: i, pid, rssKb: null, fds: null, dbConnections: null, pool: null };
       if (pid === null) return sample;
       try {
-        sample.rssKb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
+        // A process that is exiting (or a zombie) has no VmRSS line.
+        const rss = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+        sample.rssKb = rss === undefined ? null : Number(rss);
         const fds = readdirSync(`/proc/${pid}/fd`);
         sample.fds = fds.length;
         const ports = databasePorts(i);

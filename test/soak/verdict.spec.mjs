@@ -122,6 +122,17 @@ describe('the soak verdict', () => {
     expect(failures).toEqual([expect.stringContaining('RSS MiB')]);
   });
 
+  it('shows but does not judge the drift of a run under 10 minutes', () => {
+    const samples = steadySamples()
+      .filter((s) => s.at <= 300_000)
+      .map((s) => (s.at >= 240_000 ? { ...s, rssKb: 111_000 } : s));
+
+    const { lines, failures } = judge(aRun({ samples, endMs: 300_000 }));
+
+    expect(failures).toEqual([]);
+    expect(lines).toContainEqual(expect.stringContaining('RSS MiB 97.7 → 108.4 (11.0%)'));
+  });
+
   it('fails when a pool still lends nothing freely long after a fault', () => {
     const faults = [{ kind: 'silent-db', begin: 100_000, healed: 100_000, detail: '' }];
     const samples = steadySamples().map((s) =>
