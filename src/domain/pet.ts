@@ -114,7 +114,10 @@ export const PET_NAME_MARKS: readonly CodePointRange[] = [
   [0xfe00, 0xfe0f],
 ];
 
-const u = (codePoint: number): string => `\\u${codePoint.toString(16).toUpperCase().padStart(4, '0')}`;
+const hexDigits = (codePoint: number): string => codePoint.toString(16).toUpperCase().padStart(4, '0');
+/** A code point as Unicode writes it, e.g. U+00AD: in messages, and in the API document's words. */
+export const codePointName = (codePoint: number): string => `U+${hexDigits(codePoint)}`;
+const u = (codePoint: number): string => `\\u${hexDigits(codePoint)}`;
 /** The ranges as the inside of a character class, adjacent ones merged. */
 function charClass(ranges: readonly CodePointRange[]): string {
   const merged: [number, number][] = [];
@@ -143,7 +146,6 @@ export const PET_NAME_PATTERN = `^(?:${SPACE}*${VISIBLE}${MARK}*)+${SPACE}*(?![\
 
 const within = (ranges: readonly CodePointRange[], codePoint: number): boolean =>
   ranges.some(([first, last]) => codePoint >= first && codePoint <= last);
-const hex = (codePoint: number): string => `U+${codePoint.toString(16).toUpperCase().padStart(4, '0')}`;
 
 export function nameProblems(name: unknown): string[] {
   if (typeof name !== 'string') return ['name must be a string'];
@@ -164,11 +166,11 @@ export function nameProblems(name: unknown): string[] {
     const codePoint = character.codePointAt(0) ?? 0;
     const forbidden = PET_NAME_FORBIDDEN.find(({ ranges }) => within(ranges, codePoint));
     if (forbidden !== undefined)
-      return [`name must not contain ${forbidden.kind} (${hex(codePoint)} at character ${position})`];
+      return [`name must not contain ${forbidden.kind} (${codePointName(codePoint)} at character ${position})`];
     if (within(PET_NAME_MARKS, codePoint)) {
       if (!markMayFollow) {
         return [
-          `name may hold a joiner or variation selector only right after a visible character (${hex(codePoint)} at character ${position})`,
+          `name may hold a joiner or variation selector only right after a visible character (${codePointName(codePoint)} at character ${position})`,
         ];
       }
     } else if (within(PET_NAME_SPACES, codePoint)) {

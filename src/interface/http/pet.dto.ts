@@ -3,6 +3,7 @@ import { ValidateIf } from 'class-validator';
 import { PAGE_LIMIT } from '../../application/list-pets.js';
 import {
   categoryIdProblems,
+  codePointName,
   type CodePointRange,
   MAX_CATEGORY_ID,
   nameProblems,
@@ -18,8 +19,9 @@ import { PET_STATUSES, type PetStatus } from '../../domain/pet-status.js';
 import { SatisfiesRule } from './validation.js';
 
 const codePoints = (ranges: readonly CodePointRange[]): string =>
-  ranges.map(([first, last]) => (first === last ? hex(first) : `${hex(first)}–${hex(last)}`)).join(', ');
-const hex = (codePoint: number): string => `U+${codePoint.toString(16).toUpperCase().padStart(4, '0')}`;
+  ranges
+    .map(([first, last]) => (first === last ? codePointName(first) : `${codePointName(first)}–${codePointName(last)}`))
+    .join(', ');
 
 /** The name rule in words, from the same tables as the check and the pattern. */
 const NAME_DESCRIPTION = [
