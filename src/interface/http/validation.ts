@@ -41,18 +41,17 @@ const shared = {
 };
 
 /**
- * Request bodies: Nest's ValidationPipe with whitelist and forbidNonWhitelisted, so a property
- * the DTO does not define (a typo such as categoryID, or id) is refused. One 400 names every
- * offending field. The pipe silently drops keys named like Object.prototype members
- * (`constructor`, `__proto__`, `prototype`, ...) before it validates: those are named here, in the same 400.
+ * Request bodies, which JsonBodyGuard has read and found to be JSON objects: Nest's ValidationPipe
+ * with whitelist and forbidNonWhitelisted, so a property the DTO does not define (a typo such as
+ * categoryID, or id) is refused. One 400 names every offending field. The pipe silently drops keys
+ * named like Object.prototype members (`constructor`, `__proto__`, `prototype`, ...) before it
+ * validates: those are named here, in the same 400.
  */
 export class BodyValidationPipe implements PipeTransform {
   private readonly pipe = new ValidationPipe({ ...shared, whitelist: true, forbidNonWhitelisted: true });
 
   async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
-    if (typeof value !== 'object' || value === null || Array.isArray(value))
-      throw new ApiError(400, 'Request body must be a JSON object');
-    const prototypeNamed = Object.keys(value)
+    const prototypeNamed = Object.keys(value ?? {})
       .filter((key) => key in Object.prototype || key === 'prototype')
       .map((key) => `${quoteField(key)} is not a known field`);
     try {

@@ -6,11 +6,6 @@ import { toErrorResponse } from '../../../src/interface/http/error.filter.js';
 
 const request = { method: 'GET', originalUrl: '/v1/somewhere?x=1' };
 
-/** What body-parser and the Express router throw: http-errors objects. */
-function httpError(status: number, type: string, message = 'x'): Error {
-  return Object.assign(new Error(message), { status, statusCode: status, type, expose: true });
-}
-
 describe('toErrorResponse', () => {
   it('writes an ApiError as it is, with its headers', () => {
     const reply = toErrorResponse(
@@ -63,24 +58,22 @@ describe('toErrorResponse', () => {
     });
   });
 
-  it.each([
-    [httpError(413, 'entity.too.large'), 413, 'payload_too_large', 'Request body exceeds the 16 KiB limit'],
-    [
-      httpError(400, 'entity.parse.failed', 'Unexpected token } in JSON at position 9'),
-      400,
-      'invalid_request',
-      'Request body is not valid JSON',
-    ],
-    [
-      httpError(415, 'encoding.unsupported'),
-      415,
-      'unsupported_media_type',
-      'Content-Encoding must be gzip, deflate, br or identity',
-    ],
-    [httpError(400, 'request.aborted'), 400, 'invalid_request', 'Request body was not received completely'],
-    [new HttpException('Method Not Allowed', 405), 405, 'method_not_allowed', 'Invalid request'],
-  ])('maps body-parser and framework errors: %s', (error, status, code, message) => {
-    expect(toErrorResponse(error, request).body).toEqual({ code, message, status });
+  it('names a path the Express router cannot decode', () => {
+    const error = Object.assign(new URIError("Failed to decode param '%ff'"), { status: 400, statusCode: 400 });
+
+    expect(toErrorResponse(error, request).body).toEqual({
+      code: 'invalid_request',
+      message: 'Request path is not valid percent-encoded UTF-8',
+      status: 400,
+    });
+  });
+
+  it('maps another client error of the framework by its status, with a message that reveals nothing', () => {
+    expect(toErrorResponse(new HttpException('Method Not Allowed', 405), request).body).toEqual({
+      code: 'method_not_allowed',
+      message: 'Invalid request',
+      status: 405,
+    });
   });
 
   it('turns anything else into a 500 that reveals nothing', () => {
