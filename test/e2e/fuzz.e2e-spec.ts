@@ -27,7 +27,12 @@ const SECOND_KEY = 'second-test-key-abcdefghijklmnop';
 const STATUSES: readonly string[] = ['available', 'pending', 'sold'];
 /** NewPet.name's pattern in docs/openapi.json: the contract, not the code under test. */
 const NAME_PATTERN = new RegExp(
-  String(JSON.parse(readFileSync('docs/openapi.json', 'utf8')).components.schemas.NewPet.properties.name.pattern),
+  String(
+    ['components', 'schemas', 'NewPet', 'properties', 'name', 'pattern'].reduce<unknown>(
+      (node, key) => (typeof node === 'object' && node !== null ? Reflect.get(node, key) : undefined),
+      JSON.parse(readFileSync('docs/openapi.json', 'utf8')),
+    ),
+  ),
 );
 const SUNSET = 'Thu, 05 Dec 2030 00:00:00 GMT';
 const DEPRECATION = '@1795219200';
@@ -1217,7 +1222,7 @@ function bodyText(body: BodyPlan): string | null {
       const text = `{${space}${members}${space}}`;
       // Escapes every non-ASCII UTF-16 unit: only string contents can hold them.
       const escaped = asciiOnly
-        ? text.replace(/[^\u0000-\u007e]/g, (unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`)
+        ? text.replace(/[\u007f-\uffff]/g, (unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`)
         : text;
       return (bom ? '\ufeff' : '') + escaped;
     }

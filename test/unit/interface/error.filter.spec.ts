@@ -1,3 +1,4 @@
+import { expect } from '@jest/globals';
 import { HttpException, NotFoundException } from '@nestjs/common';
 import { IdempotencyConflictError, IdempotencyKeyReusedError } from '../../../src/application/idempotency-store.js';
 import { InvalidPetError, PetNotFoundError, StoreUnavailableError } from '../../../src/domain/errors.js';
