@@ -18,19 +18,6 @@ export const ERROR_CODES = {
 export type ErrorStatus = keyof typeof ERROR_CODES;
 export type ErrorCode = (typeof ERROR_CODES)[ErrorStatus];
 
-const CODE_BY_STATUS = new Map<number, ErrorCode>(
-  Object.entries(ERROR_CODES).map(([status, code]) => [Number(status), code]),
-);
-
-/**
- * The Error body, built here only: the filter, the Express fallbacks and the answers written
- * before Express (server-errors.ts) all send what this returns. A status the table does not name
- * (417, 431, ...) gets the code of its class.
- */
-export function errorBody(status: number, message: string): ErrorResponse {
-  return { code: CODE_BY_STATUS.get(status) ?? (status < 500 ? 'invalid_request' : 'internal_error'), message, status };
-}
-
 /**
  * An HTTP-only failure raised at the edge (guard, pipes, controller); written as is by the filter.
  * An expected answer, not a bug, so not an Error: an Error captures a stack trace when it is

@@ -3,7 +3,7 @@ import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:
 import type { Request, Response } from 'express';
 import { IdempotencyConflictError, IdempotencyKeyReusedError } from '../../application/idempotency-store.js';
 import { InvalidPetError, PetNotFoundError, StoreUnavailableError } from '../../domain/errors.js';
-import { ApiError, errorBody, type ErrorResponse } from './api-error.js';
+import { ApiError, ERROR_CODES, type ErrorCode, type ErrorResponse } from './api-error.js';
 
 /** Seconds a client should wait before retrying when the database does not answer. */
 export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
@@ -39,6 +39,19 @@ export function toErrorResponse(exception: unknown, request: RequestLine): Error
   if (status !== null && status >= 400 && status < 500)
     return reply(status, clientErrorMessage(status, exception, request));
   return reply(500, 'Internal server error');
+}
+
+const CODE_BY_STATUS = new Map<number, ErrorCode>(
+  Object.entries(ERROR_CODES).map(([status, code]) => [Number(status), code]),
+);
+
+/**
+ * The Error body, built here only: the filter, the Express fallbacks and the answers written
+ * before Express (server-errors.ts) all send what this returns. A status the table does not name
+ * (417, 431, ...) gets the code of its class.
+ */
+export function errorBody(status: number, message: string): ErrorResponse {
+  return { code: CODE_BY_STATUS.get(status) ?? (status < 500 ? 'invalid_request' : 'internal_error'), message, status };
 }
 
 function reply(status: number, message: string, headers: Record<string, string> = {}): ErrorReply {

@@ -1,7 +1,6 @@
 import { type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { errorBody } from './api-error.js';
-import { errorBodyHeaders, writeErrorBody } from './error.filter.js';
+import { errorBody, errorBodyHeaders, writeErrorBody } from './error.filter.js';
 
 /** No middleware ran for these answers, and the connection closes after them. */
 const CLOSING_HEADERS = { 'X-Content-Type-Options': 'nosniff', Connection: 'close' };

@@ -1,5 +1,6 @@
 import { type ArgumentMetadata, type PipeTransform, ValidationPipe, type ValidationError } from '@nestjs/common';
 import { ValidateBy } from 'class-validator';
+import { PAGE_LIMIT } from '../../application/list-pets.js';
 import { ApiError } from './api-error.js';
 
 /** Applies a domain rule (a function listing problems) as a class-validator decorator: the rules live once, in the domain. */
@@ -11,6 +12,28 @@ export function SatisfiesRule(problems: (value: unknown) => string[]): PropertyD
       defaultMessage: (args) => problems(args?.value).join('; '),
     },
   });
+}
+
+/** A query parameter given twice arrives as an array. */
+export function onlyOnce(name: string, rule: (value: unknown) => string[]): (value: unknown) => string[] {
+  return (value) => (Array.isArray(value) ? [`${name} must be given only once`] : rule(value));
+}
+
+/** Decimal digits only (no sign, point, exponent or spaces), leading zeros allowed: what `pattern` says. */
+export const LIMIT_PATTERN = '^[0-9]+$';
+const DIGITS = new RegExp(LIMIT_PATTERN);
+
+export function limitProblems(value: unknown): string[] {
+  const ok =
+    typeof value === 'string' &&
+    DIGITS.test(value) &&
+    Number(value) >= PAGE_LIMIT.min &&
+    Number(value) <= PAGE_LIMIT.max;
+  return ok ? [] : [`limit must be an integer from ${PAGE_LIMIT.min} to ${PAGE_LIMIT.max}`];
+}
+
+export function cursorProblems(value: unknown): string[] {
+  return typeof value === 'string' ? [] : ['cursor must be a string'];
 }
 
 /** A field name as a message shows it: quoted and escaped, so that an empty, long or odd name stays readable. */
@@ -32,11 +55,9 @@ function problemsOf(errors: ValidationError[]): string[] {
   );
 }
 
-/** No implicit conversion ("5" stays a string and fails the integer rule); every problem at once. */
+/** No implicit conversion (class-transformer's default: "5" stays a string and fails the integer rule); every problem at once. */
 const shared = {
   transform: true,
-  transformOptions: { enableImplicitConversion: false },
-  validationError: { target: false, value: false },
   exceptionFactory: (errors: ValidationError[]) => new InvalidInput(problemsOf(errors)),
 };
 
