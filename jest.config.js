@@ -14,8 +14,13 @@ export default {
   // than Jest's default 5 s.
   testTimeout: 60_000,
   projects: [
-    // Plain Jest: domain, use cases, pure edge functions. No Nest app, no database.
-    { ...shared, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.spec.ts'] },
+    // Plain Jest: domain, use cases, pure edge functions. No Nest app, no database. test/soak: the
+    // soak's checks (scripts/soak/, plain ESM JavaScript, run untransformed).
+    {
+      ...shared,
+      displayName: 'unit',
+      testMatch: ['<rootDir>/test/unit/**/*.spec.ts', '<rootDir>/test/soak/**/*.spec.mjs'],
+    },
     // Adapters against a real PostgreSQL: DATABASE_URL, else the embedded one.
     { ...shared, displayName: 'integration', testMatch: ['<rootDir>/test/integration/**/*.spec.ts'] },
     // createApp() on a real socket, driven with fetch, on a real PostgreSQL.

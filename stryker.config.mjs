@@ -9,7 +9,15 @@ export default {
   testRunner: 'jest',
   jest: { projectType: 'custom', configFile: 'jest.config.js', config: { projects: [unit] } },
   testRunnerNodeArgs: ['--experimental-vm-modules'],
-  mutate: ['src/domain/**/*.ts', 'src/application/**/*.ts', 'src/interface/http/cursor.ts'],
+  // The domain, the use cases, and the pure code of the HTTP edge and of the configuration.
+  mutate: [
+    'src/domain/**/*.ts',
+    'src/application/**/*.ts',
+    'src/interface/http/error.filter.ts',
+    'src/interface/http/validation.ts',
+    'src/interface/http/cursor.ts',
+    'src/config.ts',
+  ],
   coverageAnalysis: 'perTest',
   reporters: ['clear-text', 'progress-append-only', 'html'],
   htmlReporter: { fileName: 'reports/mutation/index.html' },

@@ -1,4 +1,4 @@
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type NestApplicationOptions, NotFoundException } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -10,16 +10,11 @@ import { AppModule } from './app.module.js';
 import { type Config, petstoreConfig } from './config.js';
 import { ApiError } from './interface/http/api-error.js';
 import { announceGetPetDeprecation } from './interface/http/deprecation.js';
-import {
-  afterPendingAnswer,
-  answerClientError,
-  answerRaw,
-  answerWithError,
-  rawErrorResponse,
-} from './interface/http/error.filter.js';
+import { answerWithError } from './interface/http/error.filter.js';
 import { HttpMetrics, observeRequests } from './interface/http/metrics.js';
 import { useBrowserHeaders } from './interface/http/browser-headers.js';
 import { buildOpenApiDocument, serveOpenApi } from './interface/http/openapi.js';
+import { afterPendingAnswer, answerClientError, answerRaw, rawErrorResponse } from './interface/http/server-errors.js';
 import { ShutdownState } from './interface/http/shutdown-state.js';
 
 /**
@@ -35,11 +30,24 @@ export const APP_OPTIONS: NestApplicationOptions = {
 };
 
 /**
+ * Nest's Express adapter, on a Node server that lets a request without Host through: Node would
+ * answer it with an empty 400 of its own, the middleware below answers it with the Error body.
+ * `initHttpServer` is the adapter's hook for creating the server (Nest's HttpServer contract);
+ * ExpressAdapter's own passes no options to `http.createServer`. Of the application options it
+ * honours (httpsOptions, forceCloseConnections, return503OnClosing), APP_OPTIONS sets none.
+ */
+class ExpressAdapterWithoutHostCheck extends ExpressAdapter {
+  override initHttpServer(): void {
+    this.setHttpServer(createServer({ requireHostHeader: false }, this.getInstance<express.Express>()));
+  }
+}
+
+/**
  * Routes match case exactly: `/V1/PETS` is a 404, not `/v1/pets` without the headers the `/v1`
  * middleware sets. Set on the Express app before Nest registers anything on it.
  */
 export function createExpressAdapter(): ExpressAdapter {
-  return new ExpressAdapter(express().enable('case sensitive routing'));
+  return new ExpressAdapterWithoutHostCheck(express().enable('case sensitive routing'));
 }
 
 export async function createApp(): Promise<NestExpressApplication> {
@@ -64,10 +72,6 @@ export async function configureApp(app: NestExpressApplication): Promise<NestExp
   // Answers are Cache-Control: no-store; an ETag would only invite 304s that no client may use.
   app.set('etag', false);
   const server: Server = app.getHttpServer();
-  // Node answers an HTTP/1.1 request without Host with an empty 400 of its own; the middleware
-  // below answers it with the Error body instead. (Node reads the option from the server at each
-  // request; Nest creates the server without a way to pass it.)
-  Object.assign(server, { requireHostHeader: false });
   // What Node answers on its own, before any route, gets the Error body too.
   const lastResponses = new WeakMap<object, ServerResponse>();
   server.on('request', (request: IncomingMessage, response: ServerResponse) =>
@@ -84,7 +88,7 @@ export async function configureApp(app: NestExpressApplication): Promise<NestExp
   // CONNECT takes the socket over: the refusal waits for the answer still due on it, if any.
   server.on('connect', (request: IncomingMessage, socket: Duplex) =>
     afterPendingAnswer(socket, lastResponses.get(request.socket), () =>
-      rawErrorResponse(405, 'Method Not Allowed', 'CONNECT is not supported'),
+      rawErrorResponse(405, 'CONNECT is not supported'),
     ),
   );
   // Node would answer every `Expect: 100-continue` with 100 Continue before any check; the JSON
@@ -118,8 +122,11 @@ export async function configureApp(app: NestExpressApplication): Promise<NestExp
   // Nest answers unknown paths only under its /v1 prefix: everywhere else, an unknown path or a
   // stray error still gets the Error body instead of Express's HTML page.
   app.use((request: Request, response: Response) => answerWithError(new NotFoundException(), request, response));
-  app.use((error: unknown, request: Request, response: Response, _next: NextFunction) =>
-    answerWithError(error, request, response),
-  );
+  // Four parameters make it Express's error handler. An answer already under way cannot become an
+  // Error body: Express's own handler then closes the connection, so the client sees it failed.
+  app.use((error: unknown, request: Request, response: Response, next: NextFunction) => {
+    if (response.headersSent) next(error);
+    else answerWithError(error, request, response);
+  });
   return app;
 }

@@ -11,7 +11,7 @@ export type Config = {
   /** The two servers of the OpenAPI document; relative (`/v1`) unless configured. */
   publicBaseUrl: string;
   stagingBaseUrl: string;
-  /** Signs paging cursors; null: a random secret per process (cursors then do not survive a restart). */
+  /** Signs paging cursors; null: a secret kept in the database, so cursors hold on every instance and across restarts. */
   cursorSecret: string | null;
   /** null: RATE_LIMIT=off. */
   rateLimit: { perKeyPerMinute: number; failedAuthenticationsPerMinute: number } | null;

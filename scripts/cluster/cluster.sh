@@ -13,6 +13,7 @@
 #   scripts/cluster/cluster.sh stop-replica | start-replica
 #
 # Environment: INSTANCES (default 3), REDIS_URL (use that Redis instead of starting one),
+# INSTANCE_<i>_DATABASE_URL (instance i's way to the primary instead of PRIMARY_URL),
 # PG_BIN (default /usr/lib/postgresql/15/bin), SHUTDOWN_DELAY_SECONDS (default 2: more than the
 # balancer's check interval times its fall count, 0.5 s x 2), RATE_LIMIT_PER_MINUTE (default high
 # enough for load tests), PROMETHEUS (default on; off: no Prometheus), PROMETHEUS_FOR (default 2s:
@@ -46,13 +47,15 @@ ready() { curl -fsS "http://127.0.0.1:$1/readyz" >/dev/null; }
 load_env() { [[ -f $DIR/env ]] || { log "not running (no $DIR/env)"; exit 1; }; source "$DIR/env"; }
 
 start_instance() {
-  local i=$1 port_var="INSTANCE_${1}_PORT"
+  local i=$1 port_var="INSTANCE_${1}_PORT" database_var="INSTANCE_${1}_DATABASE_URL"
   local port=${!port_var}
+  # INSTANCE_<i>_DATABASE_URL (optional): this instance reaches the primary another way (the soak's proxy).
+  local database_url=${!database_var:-$PRIMARY_URL}
   mkdir -p "$DIR/instance-$i"
   # exec: the pid file holds the service's own pid, so signals reach it.
   (
     cd "$ROOT"
-    export PORT=$port HOST=127.0.0.1 DATABASE_URL=$PRIMARY_URL DATABASE_REPLICA_URLS=$REPLICA_URL REDIS_URL=$REDIS_URL \
+    export PORT=$port HOST=127.0.0.1 DATABASE_URL=$database_url DATABASE_REPLICA_URLS=$REPLICA_URL REDIS_URL=$REDIS_URL \
       TRUSTED_PROXIES=127.0.0.1 SHUTDOWN_DELAY_SECONDS=${SHUTDOWN_DELAY_SECONDS:-2} API_KEYS=$API_KEY \
       DATA_DIR=$DIR/instance-$i LOG_LEVEL=${LOG_LEVEL:-warn} RATE_LIMIT_PER_MINUTE=${RATE_LIMIT_PER_MINUTE:-1000000}
     exec node --import ./dist/src/instrumentation.js dist/src/main.js >>"$DIR/instance-$i.log" 2>&1

@@ -114,6 +114,9 @@ export const PET_NAME_MARKS: readonly CodePointRange[] = [
   [0xfe00, 0xfe0f],
 ];
 
+const hexDigits = (codePoint: number): string => codePoint.toString(16).toUpperCase().padStart(4, '0');
+/** A code point as Unicode writes it, e.g. U+00AD: in messages, and in the API document's words. */
+export const codePointName = (codePoint: number): string => `U+${hexDigits(codePoint)}`;
 /**
  * A code point as the pattern writes it: `\xHH` below U+0100, which every engine reads alike; above
  * it, the character itself, because no escape of such a code point is read by all of them (Go has
@@ -164,7 +167,6 @@ export const PET_NAME_NOT_PATTERN = `[${charClass(PET_NAME_LINE_BREAKS)}]`;
 
 const within = (ranges: readonly CodePointRange[], codePoint: number): boolean =>
   ranges.some(([first, last]) => codePoint >= first && codePoint <= last);
-const hex = (codePoint: number): string => `U+${codePoint.toString(16).toUpperCase().padStart(4, '0')}`;
 
 export function nameProblems(name: unknown): string[] {
   if (typeof name !== 'string') return ['name must be a string'];
@@ -185,11 +187,11 @@ export function nameProblems(name: unknown): string[] {
     const codePoint = character.codePointAt(0) ?? 0;
     const forbidden = PET_NAME_FORBIDDEN.find(({ ranges }) => within(ranges, codePoint));
     if (forbidden !== undefined)
-      return [`name must not contain ${forbidden.kind} (${hex(codePoint)} at character ${position})`];
+      return [`name must not contain ${forbidden.kind} (${codePointName(codePoint)} at character ${position})`];
     if (within(PET_NAME_MARKS, codePoint)) {
       if (!markMayFollow) {
         return [
-          `name may hold a joiner or variation selector only right after a visible character (${hex(codePoint)} at character ${position})`,
+          `name may hold a joiner or variation selector only right after a visible character (${codePointName(codePoint)} at character ${position})`,
         ];
       }
     } else if (within(PET_NAME_SPACES, codePoint)) {

@@ -1,3 +1,4 @@
+import { expect } from '@jest/globals';
 import { connect } from 'node:net';
 import { authorized, json, useService } from '../support/server.js';
 

@@ -1224,7 +1224,7 @@ function bodyText(body: BodyPlan): string | null {
       const text = `{${space}${members}${space}}`;
       // Escapes every non-ASCII UTF-16 unit: only string contents can hold them.
       const escaped = asciiOnly
-        ? text.replace(/[^\u0000-\u007e]/g, (unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`)
+        ? text.replace(/[\u007f-\uffff]/g, (unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`)
         : text;
       return (bom ? '\ufeff' : '') + escaped;
     }

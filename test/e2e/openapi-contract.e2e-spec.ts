@@ -203,7 +203,10 @@ function bodyCases(
 
 /** A value the property's own schema accepts, built from its constraints. */
 function validValue(rules: Rules, valid: (value: unknown) => boolean): fc.Arbitrary<unknown> {
-  if (Array.isArray(rules.enum)) return fc.constantFrom(...rules.enum);
+  if (Array.isArray(rules.enum)) {
+    const values: unknown[] = rules.enum;
+    return fc.constantFrom(...values);
+  }
   if (rules.type === 'integer') {
     const [min, max] = bounds(rules);
     return fc.oneof(
@@ -486,7 +489,10 @@ function resolve(document: Rules, schema: unknown): Rules {
   if (typeof object.$ref === 'string')
     return resolve(document, at(document, object.$ref.replace(/^#\//, '').split('/')));
   const { allOf, ...rest } = object;
-  return Array.isArray(allOf) ? Object.assign({}, ...allOf.map((part) => resolve(document, part)), rest) : rest;
+  if (!Array.isArray(allOf)) return rest;
+  // Later parts win, as with Object.assign, and the schema's own keywords win over every part.
+  const parts = [...allOf.map((part) => resolve(document, part)), rest];
+  return Object.fromEntries(parts.flatMap((part) => Object.entries(part)));
 }
 
 /** Where a schema reached through $ref lives, as a JSON pointer. */

@@ -1,17 +1,26 @@
-import type { OpenAPIObject } from '@nestjs/swagger';
+import type {
+  OpenAPIObject,
+  OperationObject,
+  ParameterObject,
+  PathItemObject,
+  ReferenceObject,
+  ResponseObject,
+  SchemaObject,
+} from '@nestjs/swagger';
 import { parse } from 'yaml';
 import { openTestDatabase, type TestDatabase } from '../support/database.js';
 import { startServer, type TestServer } from '../support/server.js';
 
 let database: TestDatabase;
 let server: TestServer;
-// A parsed JSON document walked by path: typing every level would only restate the assertions.
-let document: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+let document: OpenAPIObject;
 
 beforeAll(async () => {
   database = await openTestDatabase();
   server = await startServer(database);
-  document = await (await fetch(`${server.url}/openapi.json`)).json();
+  const served: unknown = await (await fetch(`${server.url}/openapi.json`)).json();
+  if (!isOpenAPIObject(served)) throw new Error('/openapi.json is not an OpenAPI document');
+  document = served;
 });
 afterAll(async () => {
   await server?.close();
@@ -22,7 +31,7 @@ describe('the OpenAPI document', () => {
   it('is version 1.0.0 with the production and staging servers from configuration', () => {
     expect(document.openapi).toMatch(/^3\./);
     expect(document.info.version).toBe('1.0.0');
-    expect(document.servers.map((server: { url: string }) => server.url)).toEqual([
+    expect(document.servers?.map((server) => server.url)).toEqual([
       'https://petstore.example.com/v1',
       'https://staging.petstore.example.com/v1',
     ]);
@@ -30,67 +39,70 @@ describe('the OpenAPI document', () => {
 
   it('has exactly the three operations, relative to the /v1 servers, with the spec operation ids', () => {
     expect(Object.keys(document.paths).sort()).toEqual(['/pets', '/pets/{petId}']);
-    expect(Object.keys(document.paths['/pets']).sort()).toEqual(['get', 'post']);
-    expect(Object.keys(document.paths['/pets/{petId}'])).toEqual(['get']);
-    expect(document.paths['/pets'].get.operationId).toBe('listPets');
-    expect(document.paths['/pets'].post.operationId).toBe('createPet');
-    expect(document.paths['/pets/{petId}'].get.operationId).toBe('getPet');
+    expect(Object.keys(pathItem('/pets')).sort()).toEqual(['get', 'post']);
+    expect(Object.keys(pathItem('/pets/{petId}'))).toEqual(['get']);
+    expect(operation('/pets', 'get').operationId).toBe('listPets');
+    expect(operation('/pets', 'post').operationId).toBe('createPet');
+    expect(operation('/pets/{petId}', 'get').operationId).toBe('getPet');
   });
 
   it('names the schemas as the spec does', () => {
-    expect(Object.keys(document.components.schemas).sort()).toEqual(['Error', 'NewPet', 'Pet', 'PetStatus', 'Pets']);
-    expect(document.components.schemas.PetStatus).toMatchObject({
+    expect(Object.keys(document.components?.schemas ?? {}).sort()).toEqual([
+      'Error',
+      'NewPet',
+      'Pet',
+      'PetStatus',
+      'Pets',
+    ]);
+    expect(schema('PetStatus')).toMatchObject({
       type: 'string',
       enum: ['available', 'pending', 'sold'],
     });
-    expect([...document.components.schemas.NewPet.required].sort()).toEqual(['categoryId', 'name']);
-    expect([...document.components.schemas.Pet.required].sort()).toEqual(['categoryId', 'id', 'name', 'status']);
-    expect(document.components.schemas.Pet.properties.id).toMatchObject({ type: 'integer', format: 'int64' });
-    expect([...document.components.schemas.Error.required].sort()).toEqual(['code', 'message', 'status']);
-    expect(document.components.schemas.Pets).toEqual(
+    expect(schema('NewPet').required?.toSorted()).toEqual(['categoryId', 'name']);
+    expect(schema('Pet').required?.toSorted()).toEqual(['categoryId', 'id', 'name', 'status']);
+    expect(schema('Pet').properties?.id).toMatchObject({ type: 'integer', format: 'int64' });
+    expect(schema('Error').required?.toSorted()).toEqual(['code', 'message', 'status']);
+    expect(schema('Pets')).toEqual(
       expect.objectContaining({ type: 'array', items: { $ref: '#/components/schemas/Pet' } }),
     );
-    expect(document.paths['/pets'].get.responses['200'].content['application/json'].schema).toEqual({
+    expect(response(operation('/pets', 'get'), '200').content?.['application/json']?.schema).toEqual({
       $ref: '#/components/schemas/Pets',
     });
   });
 
   it('secures every operation with HTTP bearer', () => {
-    expect(document.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
-    for (const operation of [
-      document.paths['/pets'].get,
-      document.paths['/pets'].post,
-      document.paths['/pets/{petId}'].get,
-    ]) {
-      expect(operation.security).toEqual([{ bearerAuth: [] }]);
-      expect(operation.responses['401']).toBeDefined();
+    expect(document.components?.securitySchemes?.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
+    for (const secured of [operation('/pets', 'get'), operation('/pets', 'post'), operation('/pets/{petId}', 'get')]) {
+      expect(secured.security).toEqual([{ bearerAuth: [] }]);
+      expect(secured.responses['401']).toBeDefined();
     }
   });
 
   it('declares limit as an integer from 1 to 100, default 20, and status as PetStatus', () => {
-    const parameters = document.paths['/pets'].get.parameters;
-    const limit = parameters.find((p: { name: string }) => p.name === 'limit');
-    const status = parameters.find((p: { name: string }) => p.name === 'status');
+    const limit = parameter(operation('/pets', 'get'), 'limit');
+    const status = parameter(operation('/pets', 'get'), 'status');
 
     expect(limit).toMatchObject({
       in: 'query',
       required: false,
       schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
     });
-    expect(status.schema).toEqual({ $ref: '#/components/schemas/PetStatus' });
+    expect(status?.schema).toEqual({ $ref: '#/components/schemas/PetStatus' });
   });
 
   it('marks getPet deprecated, naming the removal date and the replacement', () => {
-    const getPet = document.paths['/pets/{petId}'].get;
+    const getPet = operation('/pets/{petId}', 'get');
 
     expect(getPet.deprecated).toBe(true);
     expect(getPet.description).toContain('5 December 2030');
     expect(getPet.description).toContain('GET /pets');
-    expect(Object.keys(getPet.responses['200'].headers)).toEqual(expect.arrayContaining(['Sunset', 'Deprecation']));
+    expect(Object.keys(response(getPet, '200').headers ?? {})).toEqual(
+      expect.arrayContaining(['Sunset', 'Deprecation']),
+    );
   });
 
   it('declares the responses the service adds, with their headers', () => {
-    expect(Object.keys(document.paths['/pets'].get.responses).sort()).toEqual([
+    expect(Object.keys(operation('/pets', 'get').responses).sort()).toEqual([
       '200',
       '400',
       '401',
@@ -99,7 +111,7 @@ describe('the OpenAPI document', () => {
       '500',
       '503',
     ]);
-    expect(Object.keys(document.paths['/pets'].post.responses).sort()).toEqual([
+    expect(Object.keys(operation('/pets', 'post').responses).sort()).toEqual([
       '201',
       '400',
       '401',
@@ -112,7 +124,7 @@ describe('the OpenAPI document', () => {
       '500',
       '503',
     ]);
-    expect(Object.keys(document.paths['/pets/{petId}'].get.responses).sort()).toEqual([
+    expect(Object.keys(operation('/pets/{petId}', 'get').responses).sort()).toEqual([
       '200',
       '400',
       '401',
@@ -122,20 +134,23 @@ describe('the OpenAPI document', () => {
       '500',
       '503',
     ]);
-    expect(document.paths['/pets'].post.parameters).toEqual([
+    expect(operation('/pets', 'post').parameters).toEqual([
       expect.objectContaining({ name: 'Idempotency-Key', in: 'header', required: false }),
     ]);
-    expect(document.paths['/pets'].get.responses['200'].headers.Link).toBeDefined();
-    expect(document.paths['/pets'].post.responses['201'].headers.Location).toBeDefined();
-    expect(document.paths['/pets'].get.responses['401'].headers['WWW-Authenticate']).toBeDefined();
-    expect(document.paths['/pets'].get.responses['503'].headers['Retry-After']).toBeDefined();
-    expect(document.paths['/pets'].get.responses['429'].headers['Retry-After']).toBeDefined();
-    expect(document.paths['/pets'].post.responses['409'].headers['Retry-After']).toBeDefined();
+    expect(response(operation('/pets', 'get'), '200').headers?.Link).toBeDefined();
+    expect(response(operation('/pets', 'post'), '201').headers?.Location).toBeDefined();
+    expect(response(operation('/pets', 'get'), '401').headers?.['WWW-Authenticate']).toBeDefined();
+    expect(response(operation('/pets', 'get'), '503').headers?.['Retry-After']).toBeDefined();
+    expect(response(operation('/pets', 'get'), '429').headers?.['Retry-After']).toBeDefined();
+    expect(response(operation('/pets', 'post'), '409').headers?.['Retry-After']).toBeDefined();
   });
 
   it('declares the RateLimit fields on every response a keyed request can get, required on 429s', () => {
-    const spec: OpenAPIObject = document;
-    const operations = [spec.paths['/pets']?.get, spec.paths['/pets']?.post, spec.paths['/pets/{petId}']?.get];
+    const operations = [
+      document.paths['/pets']?.get,
+      document.paths['/pets']?.post,
+      document.paths['/pets/{petId}']?.get,
+    ];
     const required = (header: object | undefined) =>
       header !== undefined && 'required' in header ? header.required : undefined;
     for (const operation of operations) {
@@ -167,3 +182,49 @@ describe('the OpenAPI document', () => {
     expect(await response.text()).toContain('swagger-ui');
   });
 });
+
+/** The root fields every OpenAPI document has; the tests check the rest. */
+function isOpenAPIObject(value: unknown): value is OpenAPIObject {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    'openapi' in value &&
+    typeof value.openapi === 'string' &&
+    'info' in value &&
+    typeof value.info === 'object' &&
+    value.info !== null &&
+    'paths' in value &&
+    typeof value.paths === 'object' &&
+    value.paths !== null
+  );
+}
+
+function pathItem(path: string): PathItemObject {
+  return document.paths[path] ?? fail(`the document has no path ${path}`);
+}
+
+function operation(path: string, method: 'get' | 'post'): OperationObject {
+  return pathItem(path)[method] ?? fail(`the document has no ${method} ${path}`);
+}
+
+function response(operation: OperationObject, status: string): ResponseObject {
+  const found = operation.responses[status] ?? fail(`${operation.operationId} has no ${status} response`);
+  return '$ref' in found ? fail(`${operation.operationId}'s ${status} response is a $ref`) : found;
+}
+
+function parameter(operation: OperationObject, name: string): ParameterObject | undefined {
+  return operation.parameters?.filter(isParameter).find((found) => found.name === name);
+}
+
+function isParameter(candidate: ParameterObject | ReferenceObject): candidate is ParameterObject {
+  return !('$ref' in candidate);
+}
+
+function schema(name: string): SchemaObject {
+  const found = document.components?.schemas?.[name] ?? fail(`the document has no schema ${name}`);
+  return '$ref' in found ? fail(`the schema ${name} is a $ref`) : found;
+}
+
+function fail(message: string): never {
+  throw new Error(message);
+}

@@ -1,3 +1,4 @@
+import { expect } from '@jest/globals';
 import { readPet, readPets } from '../support/http.js';
 import { authorized, json, useService } from '../support/server.js';
 

@@ -44,15 +44,13 @@ async function readJsonObject(request: Request, response: Response): Promise<voi
   // JSON is UTF-8 (RFC 8259): no other charset is decoded.
   const charset = /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(contentType ?? '')?.[1]?.toLowerCase();
   if (charset !== undefined && charset !== 'utf-8') throw new ApiError(415, 'Content-Type charset must be utf-8');
-  if (!hasBody) throw new ApiError(400, 'Request body must be a JSON object');
+  if (!hasBody) throw notAnObject();
   const encoding = (request.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
   if (encoding !== 'identity' && !DECODERS.has(encoding))
     throw new ApiError(415, 'Content-Encoding must be gzip, deflate, br or identity');
   // Refused as soon as it is known to be too large: nothing of it is read (and no 100 Continue sent).
   // A compressed body is held to the same limit as sent, as well as once decoded.
-  if (Number(request.headers['content-length'] ?? 0) > JSON_BODY_LIMIT) {
-    throw new ApiError(413, `Request body exceeds the ${JSON_BODY_LIMIT / 1024} KiB limit`);
-  }
+  if (Number(request.headers['content-length'] ?? 0) > JSON_BODY_LIMIT) throw tooLarge();
   // The client waits for this before it sends the body (app.ts stops Node from sending it for every request).
   if (/^100-continue$/i.test(request.headers.expect ?? '')) response.writeContinue();
   const bytes = await readBody(request, encoding);
@@ -66,9 +64,7 @@ async function readJsonObject(request: Request, response: Response): Promise<voi
     throw new ApiError(400, 'Request body is not valid JSON');
   }
   request.body = body;
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new ApiError(400, 'Request body must be a JSON object');
-  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw notAnObject();
   if (depthExceeds(body, JSON_MAX_DEPTH))
     throw new ApiError(400, `Request body is nested more than ${JSON_MAX_DEPTH} levels deep`);
 }
@@ -89,11 +85,18 @@ async function readBody(request: Request, encoding: string): Promise<Buffer> {
     });
   } catch (error) {
     if (stream !== request) request.unpipe();
-    // raw-body's own errors carry their status (413, 400); a decoder's do not.
-    if (typeof error === 'object' && error !== null && 'status' in error) throw error;
+    // raw-body's own errors carry a `type`; a decoder's (bytes that are not gzip, ...) do not.
+    const type = typeof error === 'object' && error !== null && 'type' in error ? error.type : undefined;
+    if (type === 'entity.too.large') throw tooLarge();
+    if (type === 'request.aborted' || type === 'request.size.invalid')
+      throw new ApiError(400, 'Request body was not received completely');
+    if (type !== undefined) throw error;
     throw new ApiError(400, `Request body is not valid ${encoding} data`);
   }
 }
+
+const tooLarge = () => new ApiError(413, `Request body exceeds the ${JSON_BODY_LIMIT / 1024} KiB limit`);
+const notAnObject = () => new ApiError(400, 'Request body must be a JSON object');
 
 /** Iterative, so that the check itself cannot overflow the stack. */
 function depthExceeds(root: object, maxDepth: number): boolean {

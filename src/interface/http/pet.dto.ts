@@ -3,6 +3,7 @@ import { ValidateIf } from 'class-validator';
 import { PAGE_LIMIT } from '../../application/list-pets.js';
 import {
   categoryIdProblems,
+  codePointName,
   type CodePointRange,
   MAX_CATEGORY_ID,
   nameProblems,
@@ -16,11 +17,12 @@ import {
   type Pet,
 } from '../../domain/pet.js';
 import { PET_STATUSES, type PetStatus } from '../../domain/pet-status.js';
-import { SatisfiesRule } from './validation.js';
+import { cursorProblems, LIMIT_PATTERN, limitProblems, onlyOnce, SatisfiesRule } from './validation.js';
 
 const codePoints = (ranges: readonly CodePointRange[]): string =>
-  ranges.map(([first, last]) => (first === last ? hex(first) : `${hex(first)}–${hex(last)}`)).join(', ');
-const hex = (codePoint: number): string => `U+${codePoint.toString(16).toUpperCase().padStart(4, '0')}`;
+  ranges
+    .map(([first, last]) => (first === last ? codePointName(first) : `${codePointName(first)}–${codePointName(last)}`))
+    .join(', ');
 
 /** The name rule in words, from the same tables as the check and the pattern. */
 const NAME_DESCRIPTION = [
@@ -99,27 +101,6 @@ export class PetResponse {
 /** Built field by field: nothing reaches the wire that is not in the Pet schema. */
 export function toPetResponse(pet: Pet): PetResponse {
   return { id: pet.id, name: pet.name, categoryId: pet.categoryId, status: pet.status };
-}
-
-function onlyOnce(name: string, rule: (value: unknown) => string[]): (value: unknown) => string[] {
-  return (value) => (Array.isArray(value) ? [`${name} must be given only once`] : rule(value));
-}
-
-/** Decimal digits only (no sign, point, exponent or spaces), leading zeros allowed: what `pattern` says. */
-const LIMIT_PATTERN = '^[0-9]+$';
-const DIGITS = new RegExp(LIMIT_PATTERN);
-
-function limitProblems(value: unknown): string[] {
-  const ok =
-    typeof value === 'string' &&
-    DIGITS.test(value) &&
-    Number(value) >= PAGE_LIMIT.min &&
-    Number(value) <= PAGE_LIMIT.max;
-  return ok ? [] : [`limit must be an integer from ${PAGE_LIMIT.min} to ${PAGE_LIMIT.max}`];
-}
-
-function cursorProblems(value: unknown): string[] {
-  return typeof value === 'string' ? [] : ['cursor must be a string'];
 }
 
 const given = (_query: object, value: unknown): boolean => value !== undefined;

@@ -39,7 +39,7 @@ export class PetsController {
       const next = new URLSearchParams({ limit: String(limit), ...(query.status ? { status: query.status } : {}) });
       next.set('cursor', this.cursors.encode({ afterId: page.nextAfterId, status: query.status }));
       // RFC 8288; a path-absolute reference, resolved against the request URL by the client.
-      response.setHeader('Link', `</v1/pets?${next}>; rel="next"`);
+      response.setHeader('Link', `</v1/pets?${next.toString()}>; rel="next"`);
     }
     return page.pets.map(toPetResponse);
   }

@@ -1,5 +1,6 @@
 import { type ArgumentMetadata, type PipeTransform, ValidationPipe, type ValidationError } from '@nestjs/common';
 import { ValidateBy } from 'class-validator';
+import { PAGE_LIMIT } from '../../application/list-pets.js';
 import { ApiError } from './api-error.js';
 
 /** Applies a domain rule (a function listing problems) as a class-validator decorator: the rules live once, in the domain. */
@@ -11,6 +12,28 @@ export function SatisfiesRule(problems: (value: unknown) => string[]): PropertyD
       defaultMessage: (args) => problems(args?.value).join('; '),
     },
   });
+}
+
+/** A query parameter given twice arrives as an array. */
+export function onlyOnce(name: string, rule: (value: unknown) => string[]): (value: unknown) => string[] {
+  return (value) => (Array.isArray(value) ? [`${name} must be given only once`] : rule(value));
+}
+
+/** Decimal digits only (no sign, point, exponent or spaces), leading zeros allowed: what `pattern` says. */
+export const LIMIT_PATTERN = '^[0-9]+$';
+const DIGITS = new RegExp(LIMIT_PATTERN);
+
+export function limitProblems(value: unknown): string[] {
+  const ok =
+    typeof value === 'string' &&
+    DIGITS.test(value) &&
+    Number(value) >= PAGE_LIMIT.min &&
+    Number(value) <= PAGE_LIMIT.max;
+  return ok ? [] : [`limit must be an integer from ${PAGE_LIMIT.min} to ${PAGE_LIMIT.max}`];
+}
+
+export function cursorProblems(value: unknown): string[] {
+  return typeof value === 'string' ? [] : ['cursor must be a string'];
 }
 
 /** A field name as a message shows it: quoted and escaped, so that an empty, long or odd name stays readable. */
@@ -32,27 +55,24 @@ function problemsOf(errors: ValidationError[]): string[] {
   );
 }
 
-/** No implicit conversion ("5" stays a string and fails the integer rule); every problem at once. */
+/** No implicit conversion (class-transformer's default: "5" stays a string and fails the integer rule); every problem at once. */
 const shared = {
   transform: true,
-  transformOptions: { enableImplicitConversion: false },
-  validationError: { target: false, value: false },
   exceptionFactory: (errors: ValidationError[]) => new InvalidInput(problemsOf(errors)),
 };
 
 /**
- * Request bodies: Nest's ValidationPipe with whitelist and forbidNonWhitelisted, so a property
- * the DTO does not define (a typo such as categoryID, or id) is refused. One 400 names every
- * offending field. The pipe silently drops keys named like Object.prototype members
- * (`constructor`, `__proto__`, `prototype`, ...) before it validates: those are named here, in the same 400.
+ * Request bodies, which JsonBodyGuard has read and found to be JSON objects: Nest's ValidationPipe
+ * with whitelist and forbidNonWhitelisted, so a property the DTO does not define (a typo such as
+ * categoryID, or id) is refused. One 400 names every offending field. The pipe silently drops keys
+ * named like Object.prototype members (`constructor`, `__proto__`, `prototype`, ...) before it
+ * validates: those are named here, in the same 400.
  */
 export class BodyValidationPipe implements PipeTransform {
   private readonly pipe = new ValidationPipe({ ...shared, whitelist: true, forbidNonWhitelisted: true });
 
   async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
-    if (typeof value !== 'object' || value === null || Array.isArray(value))
-      throw new ApiError(400, 'Request body must be a JSON object');
-    const prototypeNamed = Object.keys(value)
+    const prototypeNamed = Object.keys(value ?? {})
       .filter((key) => key in Object.prototype || key === 'prototype')
       .map((key) => `${quoteField(key)} is not a known field`);
     try {

@@ -28,7 +28,7 @@ describe('CursorCodec', () => {
   it.each([[''], ['abc'], ['a.b'], ['x'.repeat(500)], ['MS4xLg.AAAAAAAAAAAAAAAAAAAAAA']])(
     'refuses a cursor it did not issue: %j',
     (cursor) => {
-      expect(rejection(() => codec.decode(cursor, undefined))).toMatchObject({ status: 400, code: 'invalid_request' });
+      expect(rejection(() => codec.decode(cursor, undefined))).toMatchObject({ status: 400 });
     },
   );
 
