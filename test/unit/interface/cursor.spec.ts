@@ -51,6 +51,18 @@ describe('CursorCodec', () => {
     expect(rejection(() => codec.decode(forged, undefined)).message).toMatch(/cursor/);
   });
 
+  it('issues the same cursor for the same position, and refuses a wrong signature on a payload it issued', () => {
+    const cursor = codec.encode({ afterId: 77, status: 'pending' });
+    expect(codec.encode({ afterId: 77, status: 'pending' })).toBe(cursor);
+
+    const [payload = '', signature = ''] = cursor.split('.');
+    const flipped = Buffer.from(signature, 'base64url');
+    flipped[0] = (flipped[0] ?? 0) ^ 1;
+    expect(rejection(() => codec.decode(`${payload}.${flipped.toString('base64url')}`, 'pending')).status).toBe(400);
+    expect(rejection(() => codec.decode(`${payload}.`, 'pending')).status).toBe(400);
+    expect(codec.decode(cursor, 'pending')).toBe(77);
+  });
+
   it('refuses a cursor signed with another secret', () => {
     expect(rejection(() => codec.decode(new CursorCodec('other').encode({ afterId: 5 }), undefined)).status).toBe(400);
   });
