@@ -19,7 +19,8 @@ export default {
     'src/config.ts',
   ],
   coverageAnalysis: 'perTest',
-  reporters: ['clear-text', 'progress-append-only', 'html'],
+  reporters: ['clear-text', 'progress-append-only', 'html', 'json'],
+  jsonReporter: { fileName: 'reports/mutation/mutation.json' },
   htmlReporter: { fileName: 'reports/mutation/index.html' },
   tempDirName: '.stryker-tmp',
 };
