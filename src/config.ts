@@ -176,16 +176,21 @@ function readPositiveInteger(name: string, value: string | undefined, fallback: 
 
 /** Keys a client can present: the guard reads `Bearer <visible ASCII>`, so a key with anything else would never match. */
 function readApiKeys(value: string | undefined): string[] {
-  const keys = (value ?? '')
-    .split(',')
-    .map((key) => key.trim())
-    .filter((key) => key.length > 0);
+  const keys = commaList(value);
   const unusable = keys.findIndex((key) => !/^[\x21-\x7e]+$/.test(key));
   if (unusable >= 0)
     throw new ConfigError(
       `API_KEYS: key ${unusable + 1} holds a space or a character other than visible ASCII, so no client could send it`,
     );
   return keys;
+}
+
+/** The non-empty, trimmed items of a comma-separated setting. */
+function commaList(value: string | undefined): string[] {
+  return (value ?? '')
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item.length > 0);
 }
 
 function readNonNegativeInteger(name: string, value: string | undefined, fallback: number): number {
@@ -197,10 +202,7 @@ function readNonNegativeInteger(name: string, value: string | undefined, fallbac
 
 /** Comma-separated IPv4/IPv6 addresses or CIDRs, as Express's `trust proxy` takes them. */
 function readTrustedProxies(value: string | undefined): string[] {
-  const entries = (value ?? '')
-    .split(',')
-    .map((entry) => entry.trim())
-    .filter((entry) => entry.length > 0);
+  const entries = commaList(value);
   for (const entry of entries) {
     const [address = '', prefix, extra] = entry.split('/');
     const family = isIP(address);
@@ -215,10 +217,7 @@ function readTrustedProxies(value: string | undefined): string[] {
 
 /** Comma-separated origins, each exactly as a browser sends it in `Origin`: no path, no trailing slash. */
 function readCorsOrigins(value: string | undefined): string[] {
-  const entries = (value ?? '')
-    .split(',')
-    .map((entry) => entry.trim())
-    .filter((entry) => entry.length > 0);
+  const entries = commaList(value);
   for (const entry of entries) {
     const origin = URL.canParse(entry) ? new URL(entry) : null;
     if (origin === null || !/^https?:$/.test(origin.protocol) || origin.origin !== entry) {
