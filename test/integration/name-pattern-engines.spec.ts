@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
 import { nameProblems, PET_NAME_FORBIDDEN, PET_NAME_MARKS, PET_NAME_SPACES } from '../../src/domain/pet.js';
@@ -33,20 +33,23 @@ function processEngine(command: string, args: string[], env: NodeJS.ProcessEnv =
   };
 }
 
+/** Build caches kept between runs, one directory per user: /tmp is shared, and another user's files are not ours to write. */
+const SCRATCH = path.join(tmpdir(), `petstore-regex-engines-${userInfo().username}`);
+
 /** The Rust harness, built once, offline, from Debian's packaged crates (crates.io is not reachable). */
 function rustEngine(): ((input: string) => string) | null {
   const registry = '/usr/share/cargo/registry';
   if (!has('cargo') || !existsSync(registry)) return null;
-  const home = path.join(tmpdir(), 'petstore-regex-engines-cargo');
+  const home = path.join(SCRATCH, 'cargo');
   mkdirSync(home, { recursive: true });
   writeFileSync(
     path.join(home, 'config.toml'),
     `[source.crates-io]\nreplace-with = "debian"\n[source.debian]\ndirectory = "${registry}"\n[net]\noffline = true\n`,
   );
   // Built from a copy, so that the Cargo.lock of whichever cargo runs stays out of the repository.
-  const project = path.join(tmpdir(), 'petstore-regex-engines-rust');
+  const project = path.join(SCRATCH, 'rust');
   cpSync(path.join(ENGINES_DIR, 'rust'), project, { recursive: true });
-  const target = path.join(tmpdir(), 'petstore-regex-engines-target');
+  const target = path.join(SCRATCH, 'target');
   const env = { ...process.env, CARGO_HOME: home, CARGO_TARGET_DIR: target };
   const build = spawnSync('cargo', ['build', '--quiet', '--manifest-path', path.join(project, 'Cargo.toml')], {
     env,
@@ -58,7 +61,7 @@ function rustEngine(): ((input: string) => string) | null {
 
 function goEngine(): ((input: string) => string) | null {
   if (!has('go')) return null;
-  const cache = path.join(tmpdir(), 'petstore-regex-engines-go');
+  const cache = path.join(SCRATCH, 'go');
   return processEngine('go', ['run', path.join(ENGINES_DIR, 'engine.go')], {
     ...process.env,
     GOCACHE: cache,
