@@ -1,21 +1,9 @@
 import { createServer, type Server } from 'node:http';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { FlexibleRateLimits } from '../../src/infrastructure/rate-limits.js';
+import { launchChromium } from '../support/browser.js';
 import { openTestDatabase, type TestDatabase } from '../support/database.js';
 import { json, startServer, TEST_API_KEY, type TestServer } from '../support/server.js';
-
-// Debian's chromium (.ci/run installs it), as in swagger-ui.browser-spec.ts.
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 let database: TestDatabase;
 let api: TestServer;
@@ -44,7 +32,7 @@ beforeAll(async () => {
     headers: json,
     body: JSON.stringify({ name: 'Already Here', categoryId: 1 }),
   });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();

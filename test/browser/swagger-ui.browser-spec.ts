@@ -1,20 +1,7 @@
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium } from '../support/browser.js';
 import { openTestDatabase, type TestDatabase } from '../support/database.js';
 import { json, startServer, TEST_API_KEY, type TestServer } from '../support/server.js';
-
-// Debian's chromium (.ci/run installs it): test tools cannot download a browser here. The flags
-// keep it from reaching for the network, which this machine refuses.
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 let database: TestDatabase;
 let server: TestServer;
@@ -31,7 +18,7 @@ beforeAll(async () => {
     headers: json,
     body: JSON.stringify({ name: 'Browser Rex', categoryId: 1 }),
   });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
+  browser = await launchChromium();
   page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
   page.on('console', (message) => message.type() === 'error' && consoleErrors.push(message.text()));
   page.on('pageerror', (error) => consoleErrors.push(error.message));
