@@ -24,7 +24,8 @@ export function startServiceOnTerminal(env: Record<string, string>): ChildProces
   const terminal: NodeJS.ProcessEnv = { ...inheritedEnv(), TERM: 'xterm-256color', ...env };
   // What would turn colour off (or force it) for reasons of this machine rather than of the service.
   for (const name of ['NO_COLOR', 'FORCE_COLOR', 'NODE_DISABLE_COLORS']) delete terminal[name];
-  return spawn('script', ['-qefc', `'${process.execPath}' dist/src/main.js`, '/dev/null'], {
+  // `exec`: script runs the command through $SHELL; a dash left in between dies of the Ctrl-C itself.
+  return spawn('script', ['-qefc', `exec '${process.execPath}' dist/src/main.js`, '/dev/null'], {
     env: terminal,
     stdio: ['pipe', 'pipe', 'pipe'],
   });
