@@ -17,7 +17,7 @@ import {
   type Pet,
 } from '../../domain/pet.js';
 import { PET_STATUSES, type PetStatus } from '../../domain/pet-status.js';
-import { cursorProblems, LIMIT_PATTERN, limitProblems, onlyOnce, SatisfiesRule } from './validation.js';
+import { LIMIT_PATTERN, SatisfiesRule } from './validation.js';
 
 const codePoints = (ranges: readonly CodePointRange[]): string =>
   ranges
@@ -103,9 +103,7 @@ export function toPetResponse(pet: Pet): PetResponse {
   return { id: pet.id, name: pet.name, categoryId: pet.categoryId, status: pet.status };
 }
 
-const given = (_query: object, value: unknown): boolean => value !== undefined;
-
-/** The query of listPets: each parameter at most once, checked by the same rule functions as the domain. */
+/** The query of listPets, as the document shows it; ListPetsQueryPipe checks it (each parameter at most once). */
 export class ListPetsQuery {
   @ApiPropertyOptional({
     description: `Maximum number of animals returned: decimal digits only (\`${PAGE_LIMIT.default}\`, \`007\`; not \`+5\`, \`5.0\` or \`1e1\`), at most once.`,
@@ -116,8 +114,6 @@ export class ListPetsQuery {
     default: PAGE_LIMIT.default,
     pattern: LIMIT_PATTERN,
   })
-  @ValidateIf(given)
-  @SatisfiesRule(onlyOnce('limit', limitProblems))
   limit?: string;
 
   @ApiPropertyOptional({
@@ -125,15 +121,11 @@ export class ListPetsQuery {
     enum: PET_STATUSES,
     enumName: 'PetStatus',
   })
-  @ValidateIf(given)
-  @SatisfiesRule(onlyOnce('status', statusProblems))
   status?: PetStatus;
 
   @ApiPropertyOptional({
     description:
       'Opaque position from the `Link: <...>; rel="next"` header of the previous page, at most once. Only a cursor this service issued, for the same `status`, is accepted.',
   })
-  @ValidateIf(given)
-  @SatisfiesRule(onlyOnce('cursor', cursorProblems))
   cursor?: string;
 }

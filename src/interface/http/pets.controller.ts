@@ -11,7 +11,7 @@ import { CursorCodec } from './cursor.js';
 import { JsonBodyGuard } from './json-body.guard.js';
 import { CreatePetDocs, GetPetDocs, ListPetsDocs } from './openapi.js';
 import { ListPetsQuery, NewPetRequest, type PetResponse, toPetResponse } from './pet.dto.js';
-import { BodyValidationPipe, QueryValidationPipe } from './validation.js';
+import { BodyValidationPipe, ListPetsQueryPipe } from './validation.js';
 
 const VISIBLE_ASCII = /^[\x21-\x7e]{1,255}$/;
 
@@ -29,7 +29,7 @@ export class PetsController {
   @Get()
   @ListPetsDocs()
   async list(
-    @Query(QueryValidationPipe) query: ListPetsQuery,
+    @Query(ListPetsQueryPipe) query: ListPetsQuery,
     @Res({ passthrough: true }) response: Response,
   ): Promise<PetResponse[]> {
     const limit = query.limit === undefined ? PAGE_LIMIT.default : Number(query.limit);
