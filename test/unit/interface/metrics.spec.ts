@@ -114,6 +114,21 @@ describe('refusingPolicy', () => {
 });
 
 describe('observeRequests', () => {
+  it('keeps http_requests_total a counter across scrapes: the same totals when nothing happened, more after', async () => {
+    const metrics = metricsWith();
+    metrics.observe('GET', '/v1/pets', 200, 0.002);
+    const first = await samples(metrics, 'http_requests_total');
+    expect(await samples(metrics, 'http_requests_total')).toEqual(first);
+
+    metrics.observe('GET', '/v1/pets', 200, 0.002);
+    metrics.observe('GET', '/v1/pets/:petId', 404, 0.001);
+
+    expect(await samples(metrics, 'http_requests_total')).toEqual([
+      'http_requests_total{method="GET",route="/v1/pets",status="200"} 2',
+      'http_requests_total{method="GET",route="/v1/pets/:petId",status="404"} 1',
+    ]);
+  });
+
   it('counts and times each request under its own method, route and status, however often a series recurs', async () => {
     const metrics = metricsWith();
     metrics.observe('GET', '/v1/pets', 200, 0.002);
