@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
@@ -46,8 +46,10 @@ function rustEngine(): ((input: string) => string) | null {
     path.join(home, 'config.toml'),
     `[source.crates-io]\nreplace-with = "debian"\n[source.debian]\ndirectory = "${registry}"\n[net]\noffline = true\n`,
   );
-  // Built from a copy, so that the Cargo.lock of whichever cargo runs stays out of the repository.
+  // Built from a fresh copy, so that the Cargo.lock of whichever cargo runs stays out of the
+  // repository, and one written by another cargo (a newer lock format) is not read by this one.
   const project = path.join(SCRATCH, 'rust');
+  rmSync(project, { recursive: true, force: true });
   cpSync(path.join(ENGINES_DIR, 'rust'), project, { recursive: true });
   const target = path.join(SCRATCH, 'target');
   const env = { ...process.env, CARGO_HOME: home, CARGO_TARGET_DIR: target };
