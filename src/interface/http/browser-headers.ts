@@ -62,21 +62,12 @@ function securityHeaders(servers: string[]) {
     xFrameOptions: { action: 'deny' },
   });
   // JSON answers run nothing, load nothing and are framed nowhere (OWASP REST Security cheat sheet).
-  // The headers that act only on a page a browser renders, or only in browsers long retired, are
-  // left to Swagger UI's page: on a JSON answer they do nothing, at a cost (docs/performance.md).
   const forApi = helmet({
     contentSecurityPolicy: {
       useDefaults: false,
       directives: { 'default-src': ["'none'"], 'frame-ancestors': ["'none'"] },
     },
     xFrameOptions: { action: 'deny' },
-    crossOriginOpenerPolicy: false,
-    originAgentCluster: false,
-    referrerPolicy: false,
-    xDnsPrefetchControl: false,
-    xDownloadOptions: false,
-    xPermittedCrossDomainPolicies: false,
-    xXssProtection: false,
   });
   const docsHeaders = headersSetBy(forDocs);
   const apiHeaders = headersSetBy(forApi);
