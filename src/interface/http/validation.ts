@@ -99,15 +99,19 @@ export class BodyValidationPipe implements PipeTransform {
  * options changed that. Unknown parameters are ignored (the decisions); one 400 names every problem.
  */
 export class ListPetsQueryPipe implements PipeTransform<unknown, ListPetsQuery> {
+  private readonly limitRule = onlyOnce('limit', limitProblems);
+  private readonly statusRule = onlyOnce('status', statusProblems);
+  private readonly cursorRule = onlyOnce('cursor', cursorProblems);
+
   transform(value: unknown): ListPetsQuery {
     const query = typeof value === 'object' && value !== null ? value : {};
     const limit: unknown = Reflect.get(query, 'limit');
     const status: unknown = Reflect.get(query, 'status');
     const cursor: unknown = Reflect.get(query, 'cursor');
     const problems = [
-      ...(limit === undefined ? [] : onlyOnce('limit', limitProblems)(limit)),
-      ...(status === undefined ? [] : onlyOnce('status', statusProblems)(status)),
-      ...(cursor === undefined ? [] : onlyOnce('cursor', cursorProblems)(cursor)),
+      ...(limit === undefined ? [] : this.limitRule(limit)),
+      ...(status === undefined ? [] : this.statusRule(status)),
+      ...(cursor === undefined ? [] : this.cursorRule(cursor)),
     ];
     if (problems.length > 0) throw new ApiError(400, `Invalid query: ${problems.join('; ')}`);
     return {
