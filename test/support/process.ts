@@ -21,10 +21,11 @@ export function startService(env: Record<string, string>): ChildProcess {
  * the service as the key does; `script -e` exits with the service's exit code.
  */
 export function startServiceOnTerminal(env: Record<string, string>): ChildProcess {
-  const terminal: NodeJS.ProcessEnv = { ...inheritedEnv(), TERM: 'xterm-256color', ...env };
+  // script runs its command through $SHELL: dash, as on CI's machine, whatever this machine's is.
+  const terminal: NodeJS.ProcessEnv = { ...inheritedEnv(), TERM: 'xterm-256color', SHELL: '/bin/sh', ...env };
   // What would turn colour off (or force it) for reasons of this machine rather than of the service.
   for (const name of ['NO_COLOR', 'FORCE_COLOR', 'NODE_DISABLE_COLORS']) delete terminal[name];
-  // `exec`: script runs the command through $SHELL; a dash left in between dies of the Ctrl-C itself.
+  // `exec`: a dash left between script and the service dies of the Ctrl-C itself (exit 130).
   return spawn('script', ['-qefc', `exec '${process.execPath}' dist/src/main.js`, '/dev/null'], {
     env: terminal,
     stdio: ['pipe', 'pipe', 'pipe'],

@@ -132,10 +132,10 @@ type RequestLabels = 'method' | 'route' | 'status';
 /** A counter's collect(): the counts of the histogram's series, as they are now. */
 function countsOf(histogram: Histogram<RequestLabels>): (this: Counter<RequestLabels>) => Promise<void> {
   return async function (this: Counter<RequestLabels>) {
-    const { values } = await histogram.get();
+    const { name, values } = await histogram.get();
     this.reset();
     for (const { metricName, labels, value } of values) {
-      if (metricName?.endsWith('_count')) this.inc(labels, value);
+      if (metricName === `${name}_count`) this.inc(labels, value);
     }
   };
 }
