@@ -18,16 +18,9 @@ async function main(): Promise<void> {
   const config = app.get<Config>(petstoreConfig.KEY);
   const database = app.get(DatabaseServer);
   await listen(app, config);
-  const where = config.databaseUrl === null ? `embedded PostgreSQL in ${config.dataDir}` : 'DATABASE_URL';
-  logger.log(`Pet Store listening on http://${config.host}:${config.port} (database: ${where}); docs at /docs`);
-  // The JSON log is written in batches: out with the listening line before the key banner.
-  await flushLog();
-  // Only now: a start that failed has issued nothing, so no one-time key is ever lost.
-  await announceFirstRunKey(app.get(ApiKeys), {
-    embedded: config.databaseUrl === null,
-    dataDir: config.dataDir,
-    log: (line) => logger.warn(line),
-  });
+  // Signals are handled from the moment the port is open (an orchestrator may stop an instance as
+  // soon as it answers), not only once the start-up lines and the first-run key are out.
+  const announced = announceStart(app, config);
 
   let stopping = false;
   const shutdown = async (signal: string): Promise<void> => {
@@ -38,6 +31,8 @@ async function main(): Promise<void> {
       delayMs: config.shutdownDelaySeconds * 1000,
       timeoutMs: config.shutdownTimeoutSeconds * 1000,
     });
+    // A first-run key being issued is printed before the process ends: it is shown only once.
+    await announced.catch(() => undefined);
     await database.stop();
     await stopTracing(2000, (line) => logger.warn(line));
     logger.log(`stopped: drained in ${drainedInMs} ms${timedOut ? ', cutting the connections still open' : ''}`);
@@ -46,6 +41,20 @@ async function main(): Promise<void> {
     process.exit(0);
   };
   for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, () => void shutdown(signal));
+  await announced;
+}
+
+/** The listening line, then the first-run key banner (after the JSON log's batch, so in that order). */
+async function announceStart(app: NestExpressApplication, config: Config): Promise<void> {
+  const where = config.databaseUrl === null ? `embedded PostgreSQL in ${config.dataDir}` : 'DATABASE_URL';
+  logger.log(`Pet Store listening on http://${config.host}:${config.port} (database: ${where}); docs at /docs`);
+  await flushLog();
+  // Only now: a start that failed has issued nothing, so no one-time key is ever lost.
+  await announceFirstRunKey(app.get(ApiKeys), {
+    embedded: config.databaseUrl === null,
+    dataDir: config.dataDir,
+    log: (line) => logger.warn(line),
+  });
 }
 
 async function listen(app: NestExpressApplication, config: Config): Promise<void> {
