@@ -68,9 +68,9 @@ describe('the log on a terminal', () => {
       );
       // Coloured: the level, and the status by its class.
       const raw = output.stdout().split(/\r?\n/);
-      expect(raw.find((line) => line.includes('terminal-1'))).toContain(`${ESC}[32m200${ESC}[`);
-      expect(raw.find((line) => line.includes('terminal-3'))).toContain(`${ESC}[33m401${ESC}[`);
-      expect(raw.find((line) => line.includes('terminal-3'))).toContain(`${ESC}[32mINFO${ESC}[39m`);
+      expect(raw.find((line) => line.includes('id=terminal-1'))).toContain(`${ESC}[32m200${ESC}[`);
+      expect(raw.find((line) => line.includes('id=terminal-3'))).toContain(`${ESC}[33m401${ESC}[`);
+      expect(raw.find((line) => line.includes('id=terminal-3'))).toContain(`${ESC}[32mINFO${ESC}[39m`);
       expect(output.stdout()).not.toContain('not-the-key');
     } finally {
       child.kill('SIGKILL');

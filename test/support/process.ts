@@ -23,8 +23,9 @@ export function startService(env: Record<string, string>): ChildProcess {
 export function startServiceOnTerminal(env: Record<string, string>): ChildProcess {
   // script runs its command through $SHELL: dash, as on CI's machine, whatever this machine's is.
   const terminal: NodeJS.ProcessEnv = { ...inheritedEnv(), TERM: 'xterm-256color', SHELL: '/bin/sh', ...env };
-  // What would turn colour off (or force it) for reasons of this machine rather than of the service.
-  for (const name of ['NO_COLOR', 'FORCE_COLOR', 'NODE_DISABLE_COLORS']) delete terminal[name];
+  // What would turn colour off (or force it) for reasons of this machine rather than of the service:
+  // Node's hasColors() answers false under a bare `CI` (as CI's machine sets it), and true in tmux.
+  for (const name of ['NO_COLOR', 'FORCE_COLOR', 'NODE_DISABLE_COLORS', 'CI', 'TMUX']) delete terminal[name];
   // `exec`: a dash left between script and the service dies of the Ctrl-C itself (exit 130).
   return spawn('script', ['-qefc', `exec '${process.execPath}' dist/src/main.js`, '/dev/null'], {
     env: terminal,
