@@ -2,9 +2,9 @@
 // database choice as the service: DATABASE_URL, else the embedded PostgreSQL in DATA_DIR,
 // attached to when a running service holds it.
 import { DataSource } from 'typeorm';
-import { loadConfig } from './src/config.js';
-import { dataSourceOptions } from './src/infrastructure/database.js';
-import { openDatabaseServer } from './src/infrastructure/database-server.js';
+import { loadConfig } from './src/platform/process/config.js';
+import { dataSourceOptions } from './src/platform/database/database.js';
+import { openDatabaseServer } from './src/platform/database/database-server.js';
 
 try {
   process.loadEnvFile();

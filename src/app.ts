@@ -7,15 +7,15 @@ import express from 'express';
 import type { NextFunction, Request, Response } from 'express';
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module.js';
-import { type Config, petstoreConfig } from './config.js';
-import { ApiError } from './interface/http/api-error.js';
-import { announceGetPetDeprecation } from './interface/http/deprecation.js';
-import { answerWithError } from './interface/http/error.filter.js';
-import { HttpMetrics, observeRequests } from './interface/http/metrics.js';
-import { useBrowserHeaders } from './interface/http/browser-headers.js';
-import { buildOpenApiDocument, serveOpenApi } from './interface/http/openapi.js';
-import { afterPendingAnswer, answerClientError, answerRaw, rawErrorResponse } from './interface/http/server-errors.js';
-import { ShutdownState } from './interface/http/shutdown-state.js';
+import { type Config, petstoreConfig } from './platform/process/config.js';
+import { ApiError } from './platform/http/api-error.js';
+import { announceGetPetDeprecation } from './pets/deprecation.js';
+import { answerWithError } from './platform/http/error.filter.js';
+import { HttpMetrics, observeRequests } from './platform/observability/metrics.js';
+import { useBrowserHeaders } from './platform/http/browser-headers.js';
+import { buildOpenApiDocument, serveOpenApi } from './pets/openapi.js';
+import { afterPendingAnswer, answerClientError, answerRaw, rawErrorResponse } from './platform/http/node-protocol.js';
+import { ShutdownState } from './platform/process/shutdown-state.js';
 
 /**
  * No global body parser: JSON is read after authentication (JsonBodyGuard). Nest's own start-up

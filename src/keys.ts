@@ -1,11 +1,11 @@
 // Entry point of `npm run keys`: wires the stored keys to the command (a composition root, like main.ts).
 import { DataSource } from 'typeorm';
-import { ConfigError, loadConfig } from './config.js';
-import { dataSourceOptions } from './infrastructure/database.js';
-import { openDatabaseServer } from './infrastructure/database-server.js';
-import { ApiKeyRecord } from './infrastructure/api-key.record.js';
-import { TypeOrmApiKeys } from './infrastructure/typeorm-api-keys.js';
-import { runKeysCommand } from './interface/cli/keys.js';
+import { ConfigError, loadConfig } from './platform/process/config.js';
+import { dataSourceOptions } from './platform/database/database.js';
+import { openDatabaseServer } from './platform/database/database-server.js';
+import { ApiKeyRecord } from './access/api-key.record.js';
+import { TypeOrmApiKeys } from './access/typeorm-api-keys.js';
+import { runKeysCommand } from './access/keys-cli.js';
 
 // .env, as the service reads it (real environment variables win).
 try {

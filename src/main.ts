@@ -2,14 +2,14 @@ import { Logger } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { createApp } from './app.js';
 import { ApiKeys } from './application/api-keys.js';
-import { type Config, ConfigError, logFormatOf, petstoreConfig } from './config.js';
-import { DatabaseServer } from './infrastructure/database-server.js';
-import { StartupError } from './infrastructure/wait-for-database.js';
-import { EmbeddedPostgresError } from './infrastructure/embedded-postgres.js';
-import { announceFirstRunKey } from './interface/cli/first-run-key.js';
-import { flushLog, startupLogger } from './interface/http/logging.js';
-import { drain } from './shutdown.js';
-import { stopTracing } from './tracing.js';
+import { type Config, ConfigError, logFormatOf, petstoreConfig } from './platform/process/config.js';
+import { DatabaseServer } from './platform/database/database-server.js';
+import { StartupError } from './platform/database/wait-for-database.js';
+import { EmbeddedPostgresError } from './platform/database/embedded-postgres.js';
+import { announceFirstRunKey } from './access/first-run-key.js';
+import { flushLog, startupLogger } from './platform/observability/logging.js';
+import { drain } from './platform/process/shutdown.js';
+import { stopTracing } from './platform/observability/tracing.js';
 
 const logger = new Logger('Main');
 

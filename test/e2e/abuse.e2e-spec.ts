@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { ApiKeyRecord } from '../../src/infrastructure/api-key.record.js';
-import { TypeOrmApiKeys } from '../../src/infrastructure/typeorm-api-keys.js';
-import { FlexibleRateLimits } from '../../src/infrastructure/rate-limits.js';
+import { ApiKeyRecord } from '../../src/access/api-key.record.js';
+import { TypeOrmApiKeys } from '../../src/access/typeorm-api-keys.js';
+import { FlexibleRateLimits } from '../../src/platform/rate-limits/flexible-rate-limits.js';
 import { openTestDatabase, type TestDatabase } from '../support/database.js';
 import { authorized, startServer, TEST_API_KEY, type TestServer } from '../support/server.js';
 import { startTcpProxy } from '../support/tcp-proxy.js';

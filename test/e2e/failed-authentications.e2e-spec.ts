@@ -1,6 +1,6 @@
-import { ApiKeyRecord } from '../../src/infrastructure/api-key.record.js';
-import { TypeOrmApiKeys } from '../../src/infrastructure/typeorm-api-keys.js';
-import { FlexibleRateLimits } from '../../src/infrastructure/rate-limits.js';
+import { ApiKeyRecord } from '../../src/access/api-key.record.js';
+import { TypeOrmApiKeys } from '../../src/access/typeorm-api-keys.js';
+import { FlexibleRateLimits } from '../../src/platform/rate-limits/flexible-rate-limits.js';
 import { openTestDatabase, type TestDatabase } from '../support/database.js';
 import { getFrom } from '../support/from-address.js';
 import { authorized, startServer, type TestServer } from '../support/server.js';

@@ -4,12 +4,12 @@ import { PARAMS_PROVIDER_TOKEN } from 'nestjs-pino';
 import type { DestinationStream } from 'pino';
 import { APP_OPTIONS, configureApp, createExpressAdapter } from '../../src/app.js';
 import { AppModule } from '../../src/app.module.js';
-import { loadConfig, petstoreConfig } from '../../src/config.js';
-import { DatabaseServer } from '../../src/infrastructure/database-server.js';
-import { findFreePort } from '../../src/infrastructure/embedded-postgres.js';
-import { NoRateLimits } from '../../src/infrastructure/rate-limits.js';
-import { RateLimits } from '../../src/application/rate-limits.js';
-import { loggerParams } from '../../src/interface/http/logging.js';
+import { loadConfig, petstoreConfig } from '../../src/platform/process/config.js';
+import { DatabaseServer } from '../../src/platform/database/database-server.js';
+import { findFreePort } from '../../src/platform/database/embedded-postgres.js';
+import { NoRateLimits } from '../../src/platform/rate-limits/flexible-rate-limits.js';
+import { RateLimits } from '../../src/platform/rate-limits/rate-limits.js';
+import { loggerParams } from '../../src/platform/observability/logging.js';
 import { openTestDatabase, type TestDatabase } from './database.js';
 import { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
 
