@@ -3,7 +3,7 @@
 // attached to when a running service holds it.
 import { DataSource } from 'typeorm';
 import { loadConfig } from './src/platform/process/config.js';
-import { dataSourceOptions } from './src/platform/database/database.js';
+import { dataSourceOptions } from './src/schema/data-source-options.js';
 import { openDatabaseServer } from './src/platform/database/database-server.js';
 
 try {

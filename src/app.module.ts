@@ -17,7 +17,8 @@ import { type Config, petstoreConfig } from './platform/process/config.js';
 import { PetRepository } from './domain/pet-repository.js';
 import { DatabaseReadiness } from './platform/database/database-readiness.js';
 import { DatabaseServer, openDatabaseServer } from './platform/database/database-server.js';
-import { dataSourceOptions, openDataSource } from './platform/database/database.js';
+import { openDataSource } from './platform/database/database.js';
+import { dataSourceOptions } from './schema/data-source-options.js';
 import { sharedSecret } from './platform/database/shared-secrets.js';
 import { TypeOrmDatabasePool } from './platform/database/typeorm-database-pool.js';
 import { waitForDatabase } from './platform/database/wait-for-database.js';
@@ -27,7 +28,7 @@ import { PetRecord } from './pets/pet.record.js';
 import { TypeOrmApiKeys } from './access/typeorm-api-keys.js';
 import { TypeOrmIdempotencyStore } from './pets/typeorm-idempotency-store.js';
 import { TypeOrmPetRepository } from './pets/typeorm-pet-repository.js';
-import { ReplicaRoutingPetRepository } from './platform/database/replica-set.js';
+import { ReplicaRoutingPetRepository } from './pets/replica-routing-pet-repository.js';
 import { ReplicaSetStatus } from './platform/database/replica-set-status.js';
 import { TypeOrmReplicas } from './platform/database/typeorm-replicas.js';
 import { BearerKeyGuard } from './access/bearer-key.guard.js';
@@ -83,7 +84,7 @@ export class DatabaseServerModule {}
     {
       provide: PetRepository,
       inject: [DATA_SOURCE, TypeOrmReplicas],
-      useFactory: (ds: DataSource, replicas: TypeOrmReplicas) => {
+      useFactory: (ds: DataSource, replicas: TypeOrmReplicas<PetRepository>) => {
         const primary = new TypeOrmPetRepository(ds.getRepository(PetRecord));
         return replicas.none ? primary : new ReplicaRoutingPetRepository(primary, replicas.set);
       },
@@ -115,7 +116,7 @@ export class DatabaseServerModule {}
     {
       provide: ReplicaStatus,
       inject: [TypeOrmReplicas],
-      useFactory: (replicas: TypeOrmReplicas) => new ReplicaSetStatus(replicas.set),
+      useFactory: (replicas: TypeOrmReplicas<PetRepository>) => new ReplicaSetStatus(replicas.set),
     },
     {
       provide: HttpMetrics,
@@ -144,11 +145,12 @@ async function databaseServerFor(config: Config): Promise<DatabaseServer> {
   return server;
 }
 
-function replicasFor(ds: DataSource, config: Config, server: DatabaseServer): TypeOrmReplicas {
+function replicasFor(ds: DataSource, config: Config, server: DatabaseServer): TypeOrmReplicas<PetRepository> {
   const logger = new Logger('Replicas');
   const replicas = new TypeOrmReplicas(ds, config.databaseReplicaUrls, {
     maxLagSeconds: config.databaseReplicaMaxLagSeconds,
-    schema: server.schema,
+    optionsFor: (url, waits) => dataSourceOptions(url, server.schema, waits),
+    readsOn: (replica) => new TypeOrmPetRepository(replica.getRepository(PetRecord)),
     log: (line) => logger.warn(line),
   });
   replicas.start();

@@ -13,7 +13,7 @@ import { announceGetPetDeprecation } from './pets/deprecation.js';
 import { answerWithError } from './platform/http/error.filter.js';
 import { HttpMetrics, observeRequests } from './platform/observability/metrics.js';
 import { useBrowserHeaders } from './platform/http/browser-headers.js';
-import { buildOpenApiDocument, serveOpenApi } from './pets/openapi.js';
+import { buildOpenApiDocument, openApiDocumentOf, serveOpenApi } from './pets/openapi.js';
 import { afterPendingAnswer, answerClientError, answerRaw, rawErrorResponse } from './platform/http/node-protocol.js';
 import { ShutdownState } from './platform/process/shutdown-state.js';
 
@@ -96,7 +96,11 @@ export async function configureApp(app: NestExpressApplication): Promise<NestExp
   server.on('checkContinue', (request: unknown, response: unknown) => server.emit('request', request, response));
   const shutdown = app.get(ShutdownState);
   app.use(observeRequests(app.get(HttpMetrics)));
-  useBrowserHeaders(app, { corsOrigins: config.corsOrigins, servers: [config.publicBaseUrl, config.stagingBaseUrl] });
+  useBrowserHeaders(app, {
+    corsOrigins: config.corsOrigins,
+    servers: [config.publicBaseUrl, config.stagingBaseUrl],
+    apiPaths: () => openApiDocumentOf(app).paths,
+  });
   // API answers are never stored by caches.
   app.use((request: Request, response: Response, next: NextFunction) => {
     if (request.httpVersion === '1.1' && request.headers.host === undefined) {

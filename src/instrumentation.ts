@@ -3,7 +3,12 @@
  * OpenTelemetry tracing when an OTLP endpoint is set (src/platform/observability/tracing.ts), before the service's
  * modules load. Without an endpoint it does nothing and loads nothing more.
  */
-import { startTracing, tracingEndpoint, tracingSettingsFromEnvFile, tracingSettingsProblem } from './platform/observability/tracing.js';
+import {
+  startTracing,
+  tracingEndpoint,
+  tracingSettingsFromEnvFile,
+  tracingSettingsProblem,
+} from './platform/observability/tracing.js';
 
 Object.assign(process.env, tracingSettingsFromEnvFile('.env'));
 if (tracingEndpoint() !== null) {

@@ -1,7 +1,7 @@
 // Entry point of `npm run keys`: wires the stored keys to the command (a composition root, like main.ts).
 import { DataSource } from 'typeorm';
 import { ConfigError, loadConfig } from './platform/process/config.js';
-import { dataSourceOptions } from './platform/database/database.js';
+import { dataSourceOptions } from './schema/data-source-options.js';
 import { openDatabaseServer } from './platform/database/database-server.js';
 import { ApiKeyRecord } from './access/api-key.record.js';
 import { TypeOrmApiKeys } from './access/typeorm-api-keys.js';

@@ -8,7 +8,7 @@ import { DataSource } from 'typeorm';
 import { APP_OPTIONS, configureApp, createExpressAdapter } from '../src/app.js';
 import { AppModule } from '../src/app.module.js';
 import { loadConfig, petstoreConfig } from '../src/platform/process/config.js';
-import { dataSourceOptions } from '../src/platform/database/database.js';
+import { dataSourceOptions } from '../src/schema/data-source-options.js';
 import { DatabaseServer } from '../src/platform/database/database-server.js';
 import { openApiDocumentOf } from '../src/pets/openapi.js';
 

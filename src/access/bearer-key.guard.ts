@@ -1,16 +1,12 @@
 import { hash } from 'node:crypto';
-import { type CanActivate, type ExecutionContext, Injectable, SetMetadata } from '@nestjs/common';
+import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import { LRUCache } from 'lru-cache';
 import { ApiKeys } from '../application/api-keys.js';
 import { RateLimits, type RateLimitState } from '../platform/rate-limits/rate-limits.js';
 import { ApiError } from '../platform/http/api-error.js';
-
-const IS_PUBLIC = 'petstore:public';
-
-/** Marks a controller or route that needs no key (health, docs). Everything else does. */
-export const Public = (): ClassDecorator & MethodDecorator => SetMetadata(IS_PUBLIC, true);
+import { IS_PUBLIC } from '../platform/http/public.js';
 
 const REALM = 'Bearer realm="petstore"';
 

@@ -1,4 +1,18 @@
-import { All, Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Req, Res, UseGuards } from '@nestjs/common';
+import {
+  All,
+  Body,
+  Controller,
+  Get,
+  Headers,
+  HttpCode,
+  Param,
+  Post,
+  Query,
+  Req,
+  Res,
+  UseFilters,
+  UseGuards,
+} from '@nestjs/common';
 import { ApiBearerAuth, ApiExcludeEndpoint, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { CreatePet, type RetryKey } from '../application/create-pet.js';
@@ -12,12 +26,14 @@ import { JsonBodyGuard } from '../platform/http/json-body.guard.js';
 import { CreatePetDocs, GetPetDocs, ListPetsDocs } from './openapi.js';
 import { ListPetsQuery, NewPetRequest, type PetResponse, toPetResponse } from './pet.dto.js';
 import { BodyValidationPipe, ListPetsQueryPipe } from './validation.js';
+import { PetErrorsFilter } from './pet-errors.filter.js';
 
 const VISIBLE_ASCII = /^[\x21-\x7e]{1,255}$/;
 
 @ApiTags('pets')
 @ApiBearerAuth('bearerAuth')
 @Controller('pets')
+@UseFilters(PetErrorsFilter)
 export class PetsController {
   constructor(
     private readonly listPets: ListPets,

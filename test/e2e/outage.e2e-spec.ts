@@ -3,7 +3,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DataSource } from 'typeorm';
-import { dataSourceOptions } from '../../src/platform/database/database.js';
+import { dataSourceOptions } from '../../src/schema/data-source-options.js';
 import { type EmbeddedDatabase, startEmbeddedPostgres } from '../../src/platform/database/embedded-postgres.js';
 import { authorized, freePort, startServer, type TestServer } from '../support/server.js';
 

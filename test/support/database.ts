@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
-import { dataSourceOptions } from '../../src/platform/database/database.js';
+import { dataSourceOptions } from '../../src/schema/data-source-options.js';
 import { type EmbeddedDatabase, startEmbeddedPostgres } from '../../src/platform/database/embedded-postgres.js';
 
 export type TestDatabase = {

@@ -1,7 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { Readiness } from './readiness.js';
-import { StoreUnavailableError } from '../../domain/errors.js';
-import { translateStoreErrors } from './store-errors.js';
+import { translateStoreErrors, StoreUnavailableError } from './store-errors.js';
 
 /** Ready when the database answers `SELECT 1` through the service's own pool. */
 export class DatabaseReadiness extends Readiness {

@@ -1,10 +1,5 @@
 import pg from 'pg';
 import { DataSource, type DataSourceOptions } from 'typeorm';
-import { ApiKeyRecord } from '../../access/api-key.record.js';
-import { IdempotencyKeyRecord } from '../../pets/idempotency-key.record.js';
-import { MIGRATIONS } from '../../schema/migrations.js';
-import { PetRecord } from '../../pets/pet.record.js';
-import { ServiceSecretRecord } from './service-secret.record.js';
 import { dropSilentConnections, WatchedClient } from './silent-connections.js';
 import { poolOf } from './typeorm-database-pool.js';
 
@@ -17,19 +12,27 @@ export type DatabaseWaits = { connectMs: number; statementMs: number };
 
 const SERVICE_WAITS: DatabaseWaits = { connectMs: 3000, statementMs: STATEMENT_TIMEOUT_MS };
 
+/** The tables a service keeps: the records TypeORM maps, and the migrations that make them. */
+export type Tables = Pick<DataSourceOptions, 'entities' | 'migrations'>;
+
 /**
- * One set of options for the service, the TypeORM CLI and the tests. Schema changes come only
- * from migrations: never `synchronize`. `schema` isolates a test run in its own schema.
+ * PostgreSQL options for the service, the TypeORM CLI and the tests (src/schema/ names the
+ * tables). Schema changes come only from migrations: never `synchronize`. `schema` isolates a
+ * test run in its own schema.
  */
-export function dataSourceOptions(url: string, schema?: string, waits = SERVICE_WAITS): DataSourceOptions {
+export function postgresOptions(
+  url: string,
+  tables: Tables,
+  schema?: string,
+  waits = SERVICE_WAITS,
+): DataSourceOptions {
   return {
     type: 'postgres',
     // This process's pg, not one TypeORM loads itself: the pool is then a pg.Pool here too.
     driver: pg,
     url,
     schema,
-    entities: [PetRecord, ApiKeyRecord, IdempotencyKeyRecord, ServiceSecretRecord],
-    migrations: MIGRATIONS,
+    ...tables,
     migrationsTableName: 'migrations',
     migrationsTransactionMode: 'each',
     synchronize: false,

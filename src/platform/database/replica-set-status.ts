@@ -3,7 +3,7 @@ import type { ReplicaSet } from './replica-set.js';
 
 /** What the replica routing last measured, read without a query of its own. */
 export class ReplicaSetStatus extends ReplicaStatus {
-  constructor(private readonly set: ReplicaSet) {
+  constructor(private readonly set: ReplicaSet<unknown>) {
     super();
   }
 

@@ -1,13 +1,12 @@
-import { StoreUnavailableError } from '../../domain/errors.js';
-import type { NewPet, Pet } from '../../domain/pet.js';
-import { PetRepository, type PetListQuery } from '../../domain/pet-repository.js';
-
-/** One streaming replica as the routing sees it: its reads, and how far it has replayed the WAL. */
-export type Replica = {
+/**
+ * One streaming replica as the routing sees it: its reads (whatever the product reads through,
+ * a repository on the replica's pool), and how far it has replayed the WAL.
+ */
+export type Replica<Reads> = {
   /** host:port, for log lines; never a user or password. */
   name: string;
   /** Reads on this replica; null until a check has opened its pool. */
-  pets(): PetRepository | null;
+  reads(): Reads | null;
   /** Called by a check that found the replica answering: open its pool if not yet open. */
   open(): Promise<void>;
   /** The LSN the replica has replayed up to (`pg_last_wal_replay_lsn()`; null: not a standby). Throws when it does not answer. */
@@ -23,7 +22,7 @@ export type ReplicaOptions = {
   log?: (line: string) => void;
 };
 
-type State = { replica: Replica; usable: boolean; lagMs: number };
+type State<Reads> = { replica: Replica<Reads>; usable: boolean; lagMs: number };
 
 /**
  * Which replicas may serve reads. A check (every REPLICA_CHECK_MS, and at start) reads the
@@ -34,8 +33,8 @@ type State = { replica: Replica; usable: boolean; lagMs: number };
  * A replica serves reads only once a check found it answering within the bound; one that fails a
  * read is taken out at once, until a check sees it back.
  */
-export class ReplicaSet {
-  private readonly states: State[];
+export class ReplicaSet<Reads> {
+  private readonly states: State<Reads>[];
   /** The primary's WAL positions at the recent checks, oldest first. */
   private samples: { at: number; lsn: bigint }[] = [];
   private next = 0;
@@ -46,7 +45,7 @@ export class ReplicaSet {
 
   constructor(
     private readonly primaryLsn: () => Promise<string>,
-    replicas: Replica[],
+    replicas: Replica<Reads>[],
     readonly options: ReplicaOptions,
   ) {
     this.states = replicas.map((replica) => ({ replica, usable: false, lagMs: Number.POSITIVE_INFINITY }));
@@ -86,7 +85,7 @@ export class ReplicaSet {
     await Promise.all(this.states.map((state) => this.checkOne(state)));
   }
 
-  private async checkOne(state: State): Promise<void> {
+  private async checkOne(state: State<Reads>): Promise<void> {
     let lagMs: number;
     try {
       const replayed = await this.withinDeadline(state.replica.replayLsn());
@@ -115,11 +114,11 @@ export class ReplicaSet {
   }
 
   /** The next usable replica's reads (round robin), or null: read from the primary. */
-  pick(): { name: string; pets: PetRepository } | null {
+  pick(): { name: string; reads: Reads } | null {
     for (let tried = 0; tried < this.states.length; tried++) {
       const state = this.states[this.next++ % this.states.length];
-      const pets = state?.usable ? state.replica.pets() : null;
-      if (state !== undefined && pets !== null) return { name: state.replica.name, pets };
+      const reads = state?.usable ? state.replica.reads() : null;
+      if (state !== undefined && reads !== null) return { name: state.replica.name, reads };
     }
     return null;
   }
@@ -146,55 +145,10 @@ export class ReplicaSet {
     return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
   }
 
-  private setUsable(state: State, usable: boolean, reason: string): void {
+  private setUsable(state: State<Reads>, usable: boolean, reason: string): void {
     if (state.usable !== usable)
       this.log(`Replica ${state.replica.name} ${usable ? 'serves reads again' : 'taken out of reads'}: ${reason}`);
     state.usable = usable;
-  }
-}
-
-/**
- * Reads from a replica when one is usable, everything else from the primary. A replica that
- * fails or is slower than the deadline costs the read that deadline, then the read goes to the
- * primary. Read-your-writes: a pet a replica does not have (it may not have replayed the create
- * yet) is looked for on the primary before the answer is 404. Lists are not: a list may miss
- * pets created within the lag bound (DATABASE_REPLICA_MAX_LAG_SECONDS).
- */
-export class ReplicaRoutingPetRepository extends PetRepository {
-  constructor(
-    private readonly primary: PetRepository,
-    private readonly replicas: ReplicaSet,
-  ) {
-    super();
-  }
-
-  add(pet: NewPet): Promise<Pet> {
-    return this.primary.add(pet);
-  }
-
-  async findById(id: number): Promise<Pet | null> {
-    const found = await this.fromReplica((pets) => pets.findById(id));
-    return found ?? this.primary.findById(id);
-  }
-
-  async list(query: PetListQuery): Promise<Pet[]> {
-    return (await this.fromReplica((pets) => pets.list(query))) ?? this.primary.list(query);
-  }
-
-  /** The replica's answer, or null when there is none to ask or it failed (it is then taken out). */
-  private async fromReplica<T>(read: (pets: PetRepository) => Promise<T>): Promise<T | null> {
-    const replica = this.replicas.pick();
-    if (replica === null) return null;
-    try {
-      return await this.replicas.withinDeadline(read(replica.pets));
-    } catch (error) {
-      const reason =
-        error instanceof StoreUnavailableError
-          ? 'a read found it unavailable'
-          : `a read failed: ${error instanceof Error ? error.message : String(error)}`;
-      this.replicas.takeOut(replica.name, reason);
-      return null;
-    }
   }
 }
 

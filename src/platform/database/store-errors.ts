@@ -1,4 +1,13 @@
-import { StoreUnavailableError } from '../../domain/errors.js';
+/**
+ * The store did not answer (connection refused, timed out, shutting down). Part of every store
+ * port's contract: adapters translate driver errors into it, and the error filter answers 503.
+ */
+export class StoreUnavailableError extends Error {
+  constructor(options?: { cause?: unknown }) {
+    super('The pet store is temporarily unavailable', options);
+    this.name = 'StoreUnavailableError';
+  }
+}
 
 // SQLSTATE classes that mean "the database is not answering", not "the query is wrong":
 // 08 connection exception, 53 insufficient resources, 57P01-57P05 shutdown / cannot connect now,

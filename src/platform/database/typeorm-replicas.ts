@@ -1,9 +1,7 @@
-import { DataSource } from 'typeorm';
-import { dataSourceOptions, openDataSource } from './database.js';
-import { PetRecord } from '../../pets/pet.record.js';
+import { DataSource, type DataSourceOptions } from 'typeorm';
+import { type DatabaseWaits, openDataSource } from './database.js';
 import { queryOnce } from './pg-probe.js';
 import { type Replica, ReplicaSet } from './replica-set.js';
-import { TypeOrmPetRepository } from '../../pets/typeorm-pet-repository.js';
 
 /** How long a read waits for a replica before it goes to the primary: a stopped replica costs a read at most this. */
 export const REPLICA_READ_DEADLINE_MS = 500;
@@ -15,16 +13,23 @@ export const REPLICA_CHECK_MS = 500;
  * that finds it answering (a replica that is down at start-up does not stop the service), and the
  * checks that keep the ReplicaSet current. Nest calls onApplicationShutdown when the app closes.
  */
-export class TypeOrmReplicas {
-  readonly set: ReplicaSet;
-  private readonly replicas: PgReplica[];
+export class TypeOrmReplicas<Reads> {
+  readonly set: ReplicaSet<Reads>;
+  private readonly replicas: PgReplica<Reads>[];
 
   constructor(
     primary: DataSource,
     urls: string[],
-    options: { maxLagSeconds: number; schema?: string; log?: (line: string) => void },
+    options: {
+      maxLagSeconds: number;
+      /** The primary's data source options for another server, with other waits. */
+      optionsFor: (url: string, waits: DatabaseWaits) => DataSourceOptions;
+      /** What reads go through on a replica's pool (a repository on it). */
+      readsOn: (dataSource: DataSource) => Reads;
+      log?: (line: string) => void;
+    },
   ) {
-    this.replicas = urls.map((url) => new PgReplica(url, options.schema));
+    this.replicas = urls.map((url) => new PgReplica(url, options.optionsFor, options.readsOn));
     const primaryLsn = async (): Promise<string> => {
       const rows: unknown = await primary.query('SELECT pg_current_wal_lsn()::text AS lsn');
       const row: unknown = Array.isArray(rows) ? rows[0] : undefined;
@@ -53,22 +58,23 @@ export class TypeOrmReplicas {
   }
 }
 
-class PgReplica implements Replica {
+class PgReplica<Reads> implements Replica<Reads> {
   readonly name: string;
   private dataSource: DataSource | null = null;
   private opening: Promise<void> | null = null;
-  private repository: TypeOrmPetRepository | null = null;
+  private replicaReads: Reads | null = null;
 
   constructor(
     private readonly url: string,
-    private readonly schema?: string,
+    private readonly optionsFor: (url: string, waits: DatabaseWaits) => DataSourceOptions,
+    private readonly readsOn: (dataSource: DataSource) => Reads,
   ) {
     const parsed = new URL(url);
     this.name = `${parsed.hostname}:${parsed.port || 5432}`;
   }
 
-  pets(): TypeOrmPetRepository | null {
-    return this.repository;
+  reads(): Reads | null {
+    return this.replicaReads;
   }
 
   open(): Promise<void> {
@@ -80,14 +86,14 @@ class PgReplica implements Replica {
   private async connect(): Promise<void> {
     // The primary's pool settings, with waits short enough for the read deadline: a replica that
     // does not answer is given up on, and the read goes to the primary.
-    const options = dataSourceOptions(this.url, this.schema, {
+    const options = this.optionsFor(this.url, {
       connectMs: REPLICA_READ_DEADLINE_MS,
       statementMs: REPLICA_READ_DEADLINE_MS,
     });
     // Opened like the primary's, so that connections that go silent are dropped, not lent out again.
     const dataSource = await openDataSource({ ...options, migrationsRun: false });
     this.dataSource = dataSource;
-    this.repository = new TypeOrmPetRepository(dataSource.getRepository(PetRecord));
+    this.replicaReads = this.readsOn(dataSource);
   }
 
   /** On a connection of its own, not the pool's: a pool whose connections hang would hang the check too. */

@@ -4,13 +4,14 @@ import type { CorsOptions } from '@nestjs/common/interfaces/external/cors-option
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Request } from 'express';
 import helmet from 'helmet';
-import { openApiDocumentOf } from '../../pets/openapi.js';
 
 export type BrowserSettings = {
   /** CORS_ORIGINS: exact origins a page may call from; empty: CORS off. */
   corsOrigins: string[];
   /** The OpenAPI servers: an absolute one is another origin Swagger UI's "Try it out" calls. */
   servers: string[];
+  /** The OpenAPI document's paths (relative to /v1): which methods a preflight may allow. */
+  apiPaths: () => Record<string, Partial<Record<(typeof HTTP_METHODS)[number], unknown>>>;
 };
 
 /** What a page may send besides the CORS-safelisted headers. */
@@ -41,7 +42,7 @@ const PREFLIGHT_MAX_AGE_SECONDS = 600;
 export function useBrowserHeaders(app: NestExpressApplication, settings: BrowserSettings): void {
   app.use(securityHeaders(settings.servers));
   // Unset: no CORS middleware at all, so the default path does no CORS work.
-  if (settings.corsOrigins.length > 0) app.enableCors(corsFor(app, new Set(settings.corsOrigins)));
+  if (settings.corsOrigins.length > 0) app.enableCors(corsFor(settings.apiPaths, new Set(settings.corsOrigins)));
 }
 
 /** One middleware: helmet's defaults, with the CSP of the page or of an API answer. */
@@ -122,13 +123,13 @@ type CorsCallback = (error: Error | null, options: CorsOptions) => void;
  * CORS for the listed origins, exactly; any other origin (or none) gets no CORS header and its
  * preflight goes on to the routes, which answer it as any unknown method.
  */
-function corsFor(app: NestExpressApplication, origins: Set<string>) {
+function corsFor(apiPaths: BrowserSettings['apiPaths'], origins: Set<string>) {
   let methodsByPath: MethodsByPath | null = null;
   return (request: Request, callback: CorsCallback): void => {
     const origin = request.headers.origin;
     if (origin === undefined || !origins.has(origin)) return callback(null, { origin: false });
     // The document is complete only once the app is set up: read on the first cross-origin request.
-    methodsByPath ??= readMethodsByPath(app);
+    methodsByPath ??= readMethodsByPath(apiPaths());
     callback(null, {
       origin,
       methods: request.method === 'OPTIONS' ? methodsOf(methodsByPath, request.path) : undefined,
@@ -144,8 +145,8 @@ type MethodsByPath = { pattern: RegExp; methods: string[] }[];
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
 
 /** The methods each /v1 path serves, from the OpenAPI document (paths there are relative to /v1). */
-function readMethodsByPath(app: NestExpressApplication): MethodsByPath {
-  return Object.entries(openApiDocumentOf(app).paths).map(([template, item]) => {
+function readMethodsByPath(paths: ReturnType<BrowserSettings['apiPaths']>): MethodsByPath {
+  return Object.entries(paths).map(([template, item]) => {
     const methods = HTTP_METHODS.filter((method) => item[method] !== undefined).map((method) => method.toUpperCase());
     // Express answers HEAD wherever it answers GET.
     if (methods.includes('GET')) methods.push('HEAD');

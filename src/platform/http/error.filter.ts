@@ -1,9 +1,8 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { Request, Response } from 'express';
-import { IdempotencyConflictError, IdempotencyKeyReusedError } from '../../application/idempotency-store.js';
-import { InvalidPetError, PetNotFoundError, StoreUnavailableError } from '../../domain/errors.js';
 import { ApiError, ERROR_CODES, type ErrorCode, type ErrorResponse } from './api-error.js';
+import { StoreUnavailableError } from '../database/store-errors.js';
 
 /** Seconds a client should wait before retrying when the database does not answer. */
 export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
@@ -14,26 +13,16 @@ export type ErrorReply = { body: ErrorResponse; headers: Record<string, string> 
 export type RequestLine = { method: string; originalUrl: string };
 
 /**
- * The one place where failures become HTTP. Pure, so each case is unit-tested. Order: our own
- * ApiError, then domain and application errors, then what Nest and the Express router throw,
- * then anything else as a 500 that reveals nothing.
+ * Where failures become HTTP. Pure, so each case is unit-tested. Order: our own ApiError (the
+ * product's errors arrive as one, from PetErrorsFilter), a store that does not answer, then what
+ * Nest and the Express router throw, then anything else as a 500 that reveals nothing.
  */
 export function toErrorResponse(exception: unknown, request: RequestLine): ErrorReply {
   if (exception instanceof ApiError) return reply(exception.status, exception.message, exception.headers);
-  if (exception instanceof PetNotFoundError) return reply(404, `Pet ${exception.id} does not exist`);
-  if (exception instanceof InvalidPetError) return reply(400, `Invalid request body: ${exception.problems.join('; ')}`);
   if (exception instanceof StoreUnavailableError) {
     return reply(503, 'The service cannot reach its database; retry later', {
       'Retry-After': String(UNAVAILABLE_RETRY_AFTER_SECONDS),
     });
-  }
-  if (exception instanceof IdempotencyConflictError) {
-    return reply(409, 'A request with this Idempotency-Key is still being processed; retry shortly', {
-      'Retry-After': '1',
-    });
-  }
-  if (exception instanceof IdempotencyKeyReusedError) {
-    return reply(422, 'This Idempotency-Key was already used with a different request body; use a new key');
   }
   const status = httpStatusOf(exception);
   if (status !== null && status >= 400 && status < 500)

@@ -3,7 +3,7 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import { RateLimits } from '../rate-limits/rate-limits.js';
 import { Readiness } from '../database/readiness.js';
 import { ApiError } from '../http/api-error.js';
-import { Public } from '../../access/bearer-key.guard.js';
+import { Public } from '../http/public.js';
 import { ShutdownState } from '../process/shutdown-state.js';
 
 /**

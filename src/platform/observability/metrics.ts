@@ -5,7 +5,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import { DatabasePool } from '../database/database-pool.js';
 import { Readiness } from '../database/readiness.js';
 import { ReplicaStatus } from '../database/replica-status.js';
-import { Public } from '../../access/bearer-key.guard.js';
+import { Public } from '../http/public.js';
 
 /** The rate-limit policies a 429 names in its RateLimit header, and `unknown` for one that names none. */
 export const RATE_LIMIT_POLICIES = ['per-key', 'failed-auth', 'unknown'] as const;

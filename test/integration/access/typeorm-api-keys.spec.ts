@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
 import { expect } from '@jest/globals';
 import { DataSource } from 'typeorm';
-import { StoreUnavailableError } from '../../../src/domain/errors.js';
-import { dataSourceOptions } from '../../../src/platform/database/database.js';
+import { dataSourceOptions } from '../../../src/schema/data-source-options.js';
 import { ApiKeyRecord } from '../../../src/access/api-key.record.js';
 import { TypeOrmApiKeys } from '../../../src/access/typeorm-api-keys.js';
 import { openTestDatabase, type TestDatabase } from '../../support/database.js';
 import { startTcpProxy } from '../../support/tcp-proxy.js';
+import { StoreUnavailableError } from '../../../src/platform/database/store-errors.js';
 
 let database: TestDatabase;
 

@@ -1,12 +1,12 @@
 import { DataSource } from 'typeorm';
-import { dataSourceOptions } from '../../../src/platform/database/database.js';
-import { StoreUnavailableError } from '../../../src/domain/errors.js';
+import { dataSourceOptions } from '../../../src/schema/data-source-options.js';
 import { PetRecord } from '../../../src/pets/pet.record.js';
 import { PAGE, PAGE_WITH_STATUS, TypeOrmPetRepository } from '../../../src/pets/typeorm-pet-repository.js';
 import { describePetRepositoryContract } from '../../contracts/pet-repository.contract.js';
 import { openTestDatabase, type TestDatabase } from '../../support/database.js';
 import { aNewPet } from '../../support/pets.js';
 import { startTcpProxy } from '../../support/tcp-proxy.js';
+import { StoreUnavailableError } from '../../../src/platform/database/store-errors.js';
 
 let database: TestDatabase;
 let repository: TypeOrmPetRepository;

@@ -1,21 +1,17 @@
 import { jest } from '@jest/globals';
-import { StoreUnavailableError } from '../../../../src/domain/errors.js';
 import type { NewPet, Pet } from '../../../../src/domain/pet.js';
 import { PetRepository } from '../../../../src/domain/pet-repository.js';
-import {
-  parseLsn,
-  type Replica,
-  ReplicaRoutingPetRepository,
-  ReplicaSet,
-} from '../../../../src/platform/database/replica-set.js';
+import { parseLsn, type Replica, ReplicaSet } from '../../../../src/platform/database/replica-set.js';
+import { ReplicaRoutingPetRepository } from '../../../../src/pets/replica-routing-pet-repository.js';
 import { InMemoryPetRepository } from '../../../support/in-memory-pet-repository.js';
 import { aNewPet } from '../../../support/pets.js';
+import { StoreUnavailableError } from '../../../../src/platform/database/store-errors.js';
 
 /**
  * A replica the test steers: its data, how far it has replayed, whether it answers. Like the real
  * one, it has no reads until a check has opened its pool.
  */
-class FakeReplica implements Replica {
+class FakeReplica implements Replica<PetRepository> {
   readonly stored = new InMemoryPetRepository();
   /** null: the server is not a standby, so it has no replay position. */
   replayed: string | null = '0/100';
@@ -24,7 +20,7 @@ class FakeReplica implements Replica {
   poolOpen = false;
   constructor(readonly name = 'replica-1:5432') {}
 
-  pets(): PetRepository | null {
+  reads(): PetRepository | null {
     if (!this.poolOpen) return null;
     if (this.health === 'silent') return new SilentPets();
     if (this.health === 'refusing') return new UnavailablePets();
@@ -106,7 +102,7 @@ function setUp(options: { maxLagMs?: number; replicas?: FakeReplica[] } = {}) {
   const wal = new FakePrimaryWal();
   const replica = new FakeReplica();
   const lines: string[] = [];
-  const set = new ReplicaSet(wal.position, options.replicas ?? [replica], {
+  const set = new ReplicaSet<PetRepository>(wal.position, options.replicas ?? [replica], {
     maxLagMs: options.maxLagMs ?? 2000,
     readDeadlineMs: 50,
     now: () => now,
@@ -128,7 +124,8 @@ function setUp(options: { maxLagMs?: number; replicas?: FakeReplica[] } = {}) {
 }
 
 const named = (name: string): NewPet => aNewPet({ name });
-const lagOf = (set: ReplicaSet) => Object.fromEntries(set.status().map((replica) => [replica.name, replica.lagMs]));
+const lagOf = (set: ReplicaSet<PetRepository>) =>
+  Object.fromEntries(set.status().map((replica) => [replica.name, replica.lagMs]));
 const pendingTimers = () => process.getActiveResourcesInfo().filter((resource) => resource === 'Timeout').length;
 
 describe('ReplicaRoutingPetRepository', () => {

@@ -2,13 +2,13 @@ import { EventEmitter } from 'node:events';
 import { DatabasePool, type PoolUsage } from '../../../../src/platform/database/database-pool.js';
 import { Readiness } from '../../../../src/platform/database/readiness.js';
 import { type ReplicaState, ReplicaStatus } from '../../../../src/platform/database/replica-status.js';
-import { StoreUnavailableError } from '../../../../src/domain/errors.js';
 import {
   HttpMetrics,
   observeRequests,
   type ObservedResponse,
   refusingPolicy,
 } from '../../../../src/platform/observability/metrics.js';
+import { StoreUnavailableError } from '../../../../src/platform/database/store-errors.js';
 
 class FixedPool extends DatabasePool {
   constructor(public current: PoolUsage = { total: 0, idle: 0, waiting: 0 }) {

@@ -1,7 +1,11 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { tracingEndpoint, tracingSettingsFromEnvFile, tracingSettingsProblem } from '../../../../src/platform/observability/tracing.js';
+import {
+  tracingEndpoint,
+  tracingSettingsFromEnvFile,
+  tracingSettingsProblem,
+} from '../../../../src/platform/observability/tracing.js';
 
 describe('tracingEndpoint', () => {
   it('is off without an OTLP endpoint, whatever other OTEL_* say', () => {

@@ -1,10 +1,12 @@
-import { ReplicaRoutingPetRepository } from '../../../../src/platform/database/replica-set.js';
-import { PetRecord } from '../../../../src/pets/pet.record.js';
-import { TypeOrmPetRepository } from '../../../../src/pets/typeorm-pet-repository.js';
-import { TypeOrmReplicas } from '../../../../src/platform/database/typeorm-replicas.js';
-import { openTestDatabase, type TestDatabase } from '../../../support/database.js';
-import { aNewPet } from '../../../support/pets.js';
-import { startStallingProxy, type StallingProxy } from '../../../support/stalling-proxy.js';
+import { ReplicaRoutingPetRepository } from '../../../src/pets/replica-routing-pet-repository.js';
+import { dataSourceOptions } from '../../../src/schema/data-source-options.js';
+import type { PetRepository } from '../../../src/domain/pet-repository.js';
+import { PetRecord } from '../../../src/pets/pet.record.js';
+import { TypeOrmPetRepository } from '../../../src/pets/typeorm-pet-repository.js';
+import { TypeOrmReplicas } from '../../../src/platform/database/typeorm-replicas.js';
+import { openTestDatabase, type TestDatabase } from '../../support/database.js';
+import { aNewPet } from '../../support/pets.js';
+import { startStallingProxy, type StallingProxy } from '../../support/stalling-proxy.js';
 
 // The replica here is the test database itself seen through a proxy that can go silent: what is
 // tested is the routing over real pools and real timeouts. Lag and replay on a real streaming
@@ -12,13 +14,17 @@ import { startStallingProxy, type StallingProxy } from '../../../support/stallin
 
 let database: TestDatabase;
 let proxy: StallingProxy;
-let replicas: TypeOrmReplicas;
+let replicas: TypeOrmReplicas<PetRepository>;
 let pets: ReplicaRoutingPetRepository;
 
 beforeAll(async () => {
   database = await openTestDatabase();
   proxy = await startStallingProxy(database.url);
-  replicas = new TypeOrmReplicas(database.dataSource, [proxy.url], { maxLagSeconds: 2, schema: database.schema });
+  replicas = new TypeOrmReplicas(database.dataSource, [proxy.url], {
+    maxLagSeconds: 2,
+    optionsFor: (url, waits) => dataSourceOptions(url, database.schema, waits),
+    readsOn: (replica) => new TypeOrmPetRepository(replica.getRepository(PetRecord)),
+  });
   pets = new ReplicaRoutingPetRepository(
     new TypeOrmPetRepository(database.dataSource.getRepository(PetRecord)),
     replicas.set,
