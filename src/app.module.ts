@@ -81,18 +81,23 @@ export class DatabaseServerModule {}
   controllers: [PetsController, HealthController, MetricsController],
   providers: [
     { provide: TypeOrmReplicas, inject: [DATA_SOURCE, CONFIG, DatabaseServer], useFactory: replicasFor },
+    // The pets on the primary; the use cases get them through PetRepository (reads may go to a
+    // replica) and the idempotency store runs them in its transaction.
+    {
+      provide: TypeOrmPetRepository,
+      inject: [DATA_SOURCE],
+      useFactory: (ds: DataSource) => new TypeOrmPetRepository(ds.getRepository(PetRecord)),
+    },
     {
       provide: PetRepository,
-      inject: [DATA_SOURCE, TypeOrmReplicas],
-      useFactory: (ds: DataSource, replicas: TypeOrmReplicas<PetRepository>) => {
-        const primary = new TypeOrmPetRepository(ds.getRepository(PetRecord));
-        return replicas.none ? primary : new ReplicaRoutingPetRepository(primary, replicas.set);
-      },
+      inject: [TypeOrmPetRepository, TypeOrmReplicas],
+      useFactory: (primary: TypeOrmPetRepository, replicas: TypeOrmReplicas<PetRepository>) =>
+        replicas.none ? primary : new ReplicaRoutingPetRepository(primary, replicas.set),
     },
     {
       provide: IdempotencyStore,
-      inject: [DATA_SOURCE],
-      useFactory: (ds: DataSource) => new TypeOrmIdempotencyStore(ds),
+      inject: [DATA_SOURCE, TypeOrmPetRepository],
+      useFactory: (ds: DataSource, pets: TypeOrmPetRepository) => new TypeOrmIdempotencyStore(ds, pets),
     },
     { provide: DatabasePool, inject: [DATA_SOURCE], useFactory: (ds: DataSource) => new TypeOrmDatabasePool(ds) },
     { provide: Readiness, inject: [DATA_SOURCE], useFactory: (ds: DataSource) => new DatabaseReadiness(ds) },

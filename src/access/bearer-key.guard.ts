@@ -6,18 +6,10 @@ import { LRUCache } from 'lru-cache';
 import { ApiKeys } from '../application/api-keys.js';
 import { RateLimits, type RateLimitState } from '../platform/rate-limits/rate-limits.js';
 import { ApiError } from '../platform/http/api-error.js';
+import type { AuthenticatedRequest } from './caller.decorator.js';
 import { IS_PUBLIC } from '../platform/http/public.js';
 
 const REALM = 'Bearer realm="petstore"';
-
-const callers = new WeakMap<Request, string>();
-
-/** Who sent an authenticated request: the caller id ApiKeys gave for its key, never the key itself. */
-export function callerOf(request: Request): string {
-  const caller = callers.get(request);
-  if (caller === undefined) throw new Error('callerOf() on a request the bearer-key guard did not authenticate');
-  return caller;
-}
 
 /**
  * How long a key that proved valid in a store lookup may still spend a lookup from a blocked
@@ -56,7 +48,7 @@ export class BearerKeyGuard implements CanActivate {
     }
     if (isPublic) return true;
     const http = context.switchToHttp();
-    const request = http.getRequest<Request>();
+    const request = http.getRequest<AuthenticatedRequest>();
     const response = http.getResponse<Response>();
     const key = bearerKey(request.headers.authorization);
     // RFC 6750 section 3: a challenge on every 401. No key is no guess: it counts toward no limit.
@@ -68,7 +60,7 @@ export class BearerKeyGuard implements CanActivate {
       setRateLimitHeaders(response, state);
       if (state.refused) throw tooManyRequests(state, 'Rate limit exceeded for this API key');
     }
-    callers.set(request, caller);
+    request.caller = caller;
     return true;
   }
 

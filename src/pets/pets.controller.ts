@@ -8,19 +8,18 @@ import {
   Param,
   Post,
   Query,
-  Req,
   Res,
   UseFilters,
   UseGuards,
 } from '@nestjs/common';
 import { ApiBearerAuth, ApiExcludeEndpoint, ApiTags } from '@nestjs/swagger';
-import type { Request, Response } from 'express';
+import type { Response } from 'express';
 import { CreatePet, type RetryKey } from '../application/create-pet.js';
 import { GetPet } from '../application/get-pet.js';
 import { ListPets, PAGE_LIMIT } from '../application/list-pets.js';
 import { MAX_PET_ID } from '../domain/pet.js';
 import { ApiError } from '../platform/http/api-error.js';
-import { callerOf } from '../access/bearer-key.guard.js';
+import { Caller } from '../access/caller.decorator.js';
 import { CursorCodec } from './cursor.js';
 import { JsonBodyGuard } from '../platform/http/json-body.guard.js';
 import { CreatePetDocs, GetPetDocs, ListPetsDocs } from './openapi.js';
@@ -68,10 +67,10 @@ export class PetsController {
   async create(
     @Body(BodyValidationPipe) body: NewPetRequest,
     @Headers('idempotency-key') idempotencyKey: string | string[] | undefined,
-    @Req() request: Request,
+    @Caller() caller: string,
     @Res({ passthrough: true }) response: Response,
   ): Promise<PetResponse> {
-    const retry = retryKeyOf(idempotencyKey, request);
+    const retry = retryKeyOf(idempotencyKey, caller);
     const { pet, replayed } = await this.createPet.execute(
       { name: body.name, categoryId: body.categoryId, status: body.status },
       retry,
@@ -102,12 +101,12 @@ export class PetsController {
 }
 
 /** Idempotency-Key (IETF draft "The Idempotency-Key HTTP Header Field"), scoped to the API key that sent it. */
-function retryKeyOf(header: string | string[] | undefined, request: Request): RetryKey | undefined {
+function retryKeyOf(header: string | string[] | undefined, caller: string): RetryKey | undefined {
   if (header === undefined) return undefined;
   if (typeof header !== 'string' || !VISIBLE_ASCII.test(header)) {
     throw new ApiError(400, 'Idempotency-Key header must be 1 to 255 visible ASCII characters, sent once');
   }
-  return { caller: callerOf(request), key: header };
+  return { caller, key: header };
 }
 
 /** An id that is not a positive int64 a JSON number can carry cannot belong to any pet: 404, not 400. */

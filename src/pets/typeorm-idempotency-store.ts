@@ -8,9 +8,8 @@ import {
 } from '../application/idempotency-store.js';
 import type { Pet } from '../domain/pet.js';
 import type { PetRepository } from '../domain/pet-repository.js';
-import { PetRecord } from './pet.record.js';
 import { translateStoreErrors } from '../platform/database/store-errors.js';
-import { TypeOrmPetRepository } from './typeorm-pet-repository.js';
+import type { TypeOrmPetRepository } from './typeorm-pet-repository.js';
 
 /** How long a create is remembered for retries (the decisions: 24 hours). */
 export const IDEMPOTENCY_RETENTION_SECONDS = 24 * 60 * 60;
@@ -22,6 +21,8 @@ export const IDEMPOTENCY_RETENTION_SECONDS = 24 * 60 * 60;
 export class TypeOrmIdempotencyStore extends IdempotencyStore {
   constructor(
     private readonly dataSource: DataSource,
+    /** The pets the module wires, run on this store's transaction. */
+    private readonly pets: TypeOrmPetRepository,
     private readonly retentionSeconds = IDEMPOTENCY_RETENTION_SECONDS,
   ) {
     super();
@@ -56,7 +57,7 @@ export class TypeOrmIdempotencyStore extends IdempotencyStore {
       ]);
       if (!isRecord(lock) || lock.acquired !== true) throw new IdempotencyConflictError();
 
-      const pets = new TypeOrmPetRepository(manager.getRepository(PetRecord));
+      const pets = this.pets.inTransaction(manager);
       const [previous]: unknown[] = await manager.query(
         `SELECT fingerprint, pet_id FROM idempotency_keys WHERE caller = $1 AND key = $2 AND expires_at > now()`,
         [request.caller, request.key],

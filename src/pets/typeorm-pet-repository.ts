@@ -1,4 +1,4 @@
-import type { Repository } from 'typeorm';
+import type { EntityManager, Repository } from 'typeorm';
 import type { NewPet, Pet } from '../domain/pet.js';
 import { PetRepository, type PetListQuery } from '../domain/pet-repository.js';
 import { isPetStatus } from '../domain/pet-status.js';
@@ -26,6 +26,11 @@ export const PAGE_WITH_STATUS = `SELECT ${COLUMNS} FROM pets WHERE status = $1 A
 export class TypeOrmPetRepository extends PetRepository {
   constructor(private readonly records: Repository<PetRecord>) {
     super();
+  }
+
+  /** This repository on a transaction's connection: the idempotency store's creates. */
+  inTransaction(manager: EntityManager): TypeOrmPetRepository {
+    return new TypeOrmPetRepository(manager.withRepository(this.records));
   }
 
   add(pet: NewPet): Promise<Pet> {

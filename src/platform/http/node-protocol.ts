@@ -1,12 +1,73 @@
-import { type ServerResponse, STATUS_CODES } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { ExpressAdapter } from '@nestjs/platform-express';
+import express from 'express';
 import { errorBody, errorBodyHeaders, writeErrorBody } from './error.filter.js';
+
+/**
+ * Nest's Express adapter, on a Node server that lets a request without Host through: Node would
+ * answer it with an empty 400 of its own; requireHostHeader() answers it with the Error body.
+ * `initHttpServer` is the adapter's hook for creating the server (Nest's HttpServer contract);
+ * ExpressAdapter's own passes no options to `http.createServer`. Of the application options it
+ * honours (httpsOptions, forceCloseConnections, return503OnClosing), APP_OPTIONS sets none.
+ */
+class ExpressAdapterWithoutHostCheck extends ExpressAdapter {
+  override initHttpServer(): void {
+    this.setHttpServer(createServer({ requireHostHeader: false }, this.getInstance<express.Express>()));
+  }
+}
+
+/**
+ * Routes match case exactly: `/V1/PETS` is a 404, not `/v1/pets` without the headers the `/v1`
+ * middleware sets. Set on the Express app before Nest registers anything on it.
+ */
+export function createExpressAdapter(): ExpressAdapter {
+  return new ExpressAdapterWithoutHostCheck(express().enable('case sensitive routing'));
+}
+
+/**
+ * What Node answers on its own, before any route (a request its parser refuses, `Expect`,
+ * CONNECT), gets the Error body too; `Expect: 100-continue` is left to the route.
+ */
+export function answerNodeProtocol(server: Server): void {
+  const lastResponses = new WeakMap<object, ServerResponse>();
+  server.on('request', (request: IncomingMessage, response: ServerResponse) =>
+    lastResponses.set(request.socket, response),
+  );
+  server.on('clientError', (error: Error, socket: Duplex) =>
+    answerClientError(error, socket, lastResponses.get(socket)),
+  );
+  // Answered through its own response, so that it goes out in turn behind requests pipelined ahead of it.
+  server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
+    lastResponses.set(request.socket, response);
+    answerRaw(response, 417, 'Expect header: only 100-continue is supported');
+  });
+  // CONNECT takes the socket over: the refusal waits for the answer still due on it, if any.
+  server.on('connect', (request: IncomingMessage, socket: Duplex) =>
+    afterPendingAnswer(socket, lastResponses.get(request.socket), () =>
+      rawErrorResponse(405, 'CONNECT is not supported'),
+    ),
+  );
+  // Node would answer every `Expect: 100-continue` with 100 Continue before any check; the JSON
+  // body guard sends it only for a body it is about to read (after authentication and the size check).
+  server.on('checkContinue', (request: unknown, response: unknown) => server.emit('request', request, response));
+}
+
+/** HTTP/1.1 requires Host (RFC 9112, 3.2): without it, a 400 Error body, and the connection closes. */
+export function requireHostHeader(request: IncomingMessage, response: ServerResponse, next: () => void): void {
+  if (request.httpVersion === '1.1' && request.headers.host === undefined) {
+    response.setHeader('Connection', 'close');
+    writeErrorBody(response, errorBody(400, 'Host header is required in HTTP/1.1'), {});
+    return;
+  }
+  next();
+}
 
 /** No middleware ran for these answers, and the connection closes after them. */
 const CLOSING_HEADERS = { 'X-Content-Type-Options': 'nosniff', Connection: 'close' };
 
 /** An Error body as raw HTTP/1.1, for a socket Node's HTTP server no longer writes on. */
-export function rawErrorResponse(status: number, message: string, head = false): string {
+function rawErrorResponse(status: number, message: string, head = false): string {
   const json = JSON.stringify(errorBody(status, message));
   const fields = Object.entries({ ...errorBodyHeaders(json), ...CLOSING_HEADERS });
   const headers = fields.map(([name, value]) => `${name}: ${value}\r\n`).join('');
@@ -14,7 +75,7 @@ export function rawErrorResponse(status: number, message: string, head = false):
 }
 
 /** An Error body through a response Node created before Express saw the request. */
-export function answerRaw(response: ServerResponse, status: number, message: string): void {
+function answerRaw(response: ServerResponse, status: number, message: string): void {
   writeErrorBody(response, errorBody(status, message), CLOSING_HEADERS);
 }
 
@@ -23,7 +84,7 @@ export function answerRaw(response: ServerResponse, status: number, message: str
  * allowed in a path or header, conflicting Content-Length, header section over 16 KiB). Answer
  * those with the Error body too, not Node's bare 400.
  */
-export function answerClientError(
+function answerClientError(
   error: Error & { code?: string },
   socket: Duplex,
   lastResponse: ServerResponse | undefined,
@@ -72,11 +133,7 @@ export function answerClientError(
  * Writes `answer()` on a socket Node handed over (CONNECT) once the answer still due on it is out,
  * then closes it. Nothing is written on a socket already closed, or that that answer closed.
  */
-export function afterPendingAnswer(
-  socket: Duplex,
-  lastResponse: ServerResponse | undefined,
-  answer: () => string,
-): void {
+function afterPendingAnswer(socket: Duplex, lastResponse: ServerResponse | undefined, answer: () => string): void {
   // A socket handed over has no error listener of Node's any more: an error must not stop the process.
   socket.on('error', () => socket.destroy());
   // An answer that said Connection: close was the last word on this connection.

@@ -1,7 +1,9 @@
 import { expect } from '@jest/globals';
 import { IdempotencyConflictError, IdempotencyKeyReusedError } from '../../../src/application/idempotency-store.js';
 import type { Pet } from '../../../src/domain/pet.js';
+import { PetRecord } from '../../../src/pets/pet.record.js';
 import { TypeOrmIdempotencyStore } from '../../../src/pets/typeorm-idempotency-store.js';
+import { TypeOrmPetRepository } from '../../../src/pets/typeorm-pet-repository.js';
 import type { PetRepository } from '../../../src/domain/pet-repository.js';
 import { openTestDatabase, type TestDatabase } from '../../support/database.js';
 import { aNewPet } from '../../support/pets.js';
@@ -11,7 +13,10 @@ let store: TypeOrmIdempotencyStore;
 
 beforeAll(async () => {
   database = await openTestDatabase();
-  store = new TypeOrmIdempotencyStore(database.dataSource);
+  store = new TypeOrmIdempotencyStore(
+    database.dataSource,
+    new TypeOrmPetRepository(database.dataSource.getRepository(PetRecord)),
+  );
 });
 afterAll(async () => {
   await database.close();
