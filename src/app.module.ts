@@ -57,7 +57,8 @@ export class DatabaseServerModule {}
  */
 @Module({
   imports: [
-    ConfigModule.forRoot({ isGlobal: true, load: [petstoreConfig] }),
+    // .env is read by readEnvFile() (main.ts), not by ConfigModule: one reader for every entry point.
+    ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [petstoreConfig] }),
     LoggerModule.forRootAsync({ inject: [CONFIG], useFactory: (config: Config) => loggerParams(config.log) }),
     DatabaseServerModule,
     TypeOrmModule.forRootAsync({

@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { createApp } from './app.js';
 import { ApiKeys } from './application/api-keys.js';
-import { type Config, ConfigError, logFormatOf, petstoreConfig } from './platform/process/config.js';
+import { type Config, ConfigError, logFormatOf, petstoreConfig, readEnvFile } from './platform/process/config.js';
 import { DatabaseServer } from './platform/database/database-server.js';
 import { StartupError } from './platform/database/wait-for-database.js';
 import { EmbeddedPostgresError } from './platform/database/embedded-postgres.js';
@@ -14,6 +14,7 @@ import { stopTracing } from './platform/observability/tracing.js';
 const logger = new Logger('Main');
 
 async function main(): Promise<void> {
+  readEnvFile();
   const app = await createApp();
   const config = app.get<Config>(petstoreConfig.KEY);
   const database = app.get(DatabaseServer);

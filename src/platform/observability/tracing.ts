@@ -8,82 +8,17 @@
  * at the end of the drain so the last spans are flushed.
  */
 
-import { readFileSync } from 'node:fs';
-import { parseEnv } from 'node:util';
-
 type Sdk = { shutdown(): Promise<void> };
 
 let sdk: Sdk | null = null;
 
 /**
- * The OTEL_* settings of a `.env` file that the environment does not already set. The service's
- * configuration reads `.env` only once its modules load, too late for tracing, and the
- * environment wins there as well.
- */
-export function tracingSettingsFromEnvFile(file: string, env: NodeJS.ProcessEnv = process.env): Record<string, string> {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (error) {
-    if (typeof error === 'object' && error !== null && 'code' in error && error.code === 'ENOENT') return {};
-    throw error;
-  }
-  return Object.fromEntries(
-    Object.entries(parseEnv(text)).filter(
-      (entry): entry is [string, string] =>
-        entry[0].startsWith('OTEL_') && entry[1] !== undefined && env[entry[0]] === undefined,
-    ),
-  );
-}
-
-/** The settings that turn tracing on: either endpoint, per the OTLP exporter specification. */
-export function tracingEndpoint(env: NodeJS.ProcessEnv = process.env): string | null {
-  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return null;
-  const endpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim() || env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
-  return endpoint === undefined || endpoint === '' ? null : endpoint;
-}
-
-/** Why the OTEL_* settings cannot work, in one line, or null when they can. */
-export function tracingSettingsProblem(env: NodeJS.ProcessEnv = process.env): string | null {
-  for (const name of ['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'OTEL_EXPORTER_OTLP_ENDPOINT'] as const) {
-    const value = env[name]?.trim();
-    if (value === undefined || value === '') continue;
-    const url = URL.parse(value);
-    if (url === null || (url.protocol !== 'http:' && url.protocol !== 'https:'))
-      return `${name} must be an http:// or https:// URL, such as http://collector:4318 (got "${value}")`;
-  }
-  const protocols = ['http/protobuf', 'http/json', 'grpc'];
-  for (const name of ['OTEL_EXPORTER_OTLP_TRACES_PROTOCOL', 'OTEL_EXPORTER_OTLP_PROTOCOL'] as const) {
-    const value = env[name]?.trim();
-    if (value !== undefined && value !== '' && !protocols.includes(value))
-      return `${name} must be one of ${protocols.join(', ')} (got "${value}")`;
-  }
-  const samplers = [
-    'always_on',
-    'always_off',
-    'traceidratio',
-    'parentbased_always_on',
-    'parentbased_always_off',
-    'parentbased_traceidratio',
-  ];
-  const sampler = env.OTEL_TRACES_SAMPLER?.trim();
-  if (sampler !== undefined && sampler !== '' && !samplers.includes(sampler))
-    return `OTEL_TRACES_SAMPLER must be one of ${samplers.join(', ')} (got "${sampler}")`;
-  const ratio = env.OTEL_TRACES_SAMPLER_ARG?.trim();
-  if (sampler?.endsWith('traceidratio') && ratio !== undefined && ratio !== '') {
-    const value = Number(ratio);
-    if (!Number.isFinite(value) || value < 0 || value > 1)
-      return `OTEL_TRACES_SAMPLER_ARG must be a ratio from 0 to 1 for ${sampler} (got "${ratio}")`;
-  }
-  return null;
-}
-
-/**
- * Registers the ESM loader hook and starts the SDK. Call before the service's modules are loaded:
+ * Registers the ESM loader hook and starts the SDK (the configuration's `tracingEndpoint` says
+ * whether to). The SDK reads the standard OTEL_* variables itself. Call before the service's modules are loaded:
  * an instrumentation patches a module only when the module is loaded after it.
  */
 export async function startTracing(env: NodeJS.ProcessEnv = process.env): Promise<void> {
-  if (sdk !== null || tracingEndpoint(env) === null) return;
+  if (sdk !== null) return;
   await registerLoaderHook();
   const [
     { NodeSDK },

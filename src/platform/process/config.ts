@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
+import { parseEnv } from 'node:util';
 import { registerAs } from '@nestjs/config';
 
 export type Config = {
@@ -37,6 +39,8 @@ export type Config = {
   databaseReplicaMaxLagSeconds: number;
   /** Exact origins (scheme, host, port) a browser page may call the API from; empty: CORS off. */
   corsOrigins: string[];
+  /** The OTLP endpoint traces go to (OTEL_EXPORTER_OTLP_[TRACES_]ENDPOINT); null: no tracing SDK is loaded. */
+  tracingEndpoint: string | null;
 };
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -46,9 +50,38 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
+let envFileRead = false;
+
 /**
- * The configuration as a @nestjs/config namespace: ConfigModule reads `.env` (real environment
- * variables win), then this checks it all once. Inject it with `@Inject(petstoreConfig.KEY)`.
+ * `.env` into process.env, once per process, real environment variables winning. Every entry
+ * point calls it before it reads the configuration: instrumentation.ts (tracing starts before
+ * NestJS loads), main.ts, keys.ts and the TypeORM CLI's ormconfig.ts; ConfigModule reads no file.
+ */
+export function readEnvFile(file = '.env'): void {
+  if (envFileRead) return;
+  envFileRead = true;
+  Object.assign(process.env, envFileSettings(file, process.env));
+}
+
+/** The settings of an env file that `env` does not already set; none when there is no file. */
+export function envFileSettings(file: string, env: NodeJS.ProcessEnv): Record<string, string> {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    if (typeof error === 'object' && error !== null && 'code' in error && error.code === 'ENOENT') return {};
+    throw error;
+  }
+  return Object.fromEntries(
+    Object.entries(parseEnv(text)).filter(
+      (entry): entry is [string, string] => entry[1] !== undefined && env[entry[0]] === undefined,
+    ),
+  );
+}
+
+/**
+ * The configuration as a @nestjs/config namespace, checked all at once by the same pure loader
+ * that tracing and the command-line tools use. Inject it with `@Inject(petstoreConfig.KEY)`.
  */
 export const petstoreConfig = registerAs('petstore', (): Config => loadConfig(process.env, process.stdout.isTTY));
 
@@ -99,7 +132,58 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, stdoutIsTermina
       2,
     ),
     corsOrigins: readCorsOrigins(env.CORS_ORIGINS),
+    tracingEndpoint: readTracingEndpoint(env),
   };
+}
+
+/** The endpoint when tracing is on, once every OTEL_* setting the service checks can work. */
+function readTracingEndpoint(env: NodeJS.ProcessEnv): string | null {
+  const endpoint = tracingEndpoint(env);
+  const problem = endpoint === null ? null : tracingSettingsProblem(env);
+  if (problem !== null) throw new ConfigError(problem);
+  return endpoint;
+}
+
+/** The settings that turn tracing on: either endpoint, per the OTLP exporter specification. */
+function tracingEndpoint(env: NodeJS.ProcessEnv): string | null {
+  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return null;
+  const endpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim() || env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
+  return endpoint === undefined || endpoint === '' ? null : endpoint;
+}
+
+/** Why the OTEL_* settings cannot work, in one line, or null when they can. */
+function tracingSettingsProblem(env: NodeJS.ProcessEnv): string | null {
+  for (const name of ['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'OTEL_EXPORTER_OTLP_ENDPOINT'] as const) {
+    const value = env[name]?.trim();
+    if (value === undefined || value === '') continue;
+    const url = URL.parse(value);
+    if (url === null || (url.protocol !== 'http:' && url.protocol !== 'https:'))
+      return `${name} must be an http:// or https:// URL, such as http://collector:4318 (got "${value}")`;
+  }
+  const protocols = ['http/protobuf', 'http/json', 'grpc'];
+  for (const name of ['OTEL_EXPORTER_OTLP_TRACES_PROTOCOL', 'OTEL_EXPORTER_OTLP_PROTOCOL'] as const) {
+    const value = env[name]?.trim();
+    if (value !== undefined && value !== '' && !protocols.includes(value))
+      return `${name} must be one of ${protocols.join(', ')} (got "${value}")`;
+  }
+  const samplers = [
+    'always_on',
+    'always_off',
+    'traceidratio',
+    'parentbased_always_on',
+    'parentbased_always_off',
+    'parentbased_traceidratio',
+  ];
+  const sampler = env.OTEL_TRACES_SAMPLER?.trim();
+  if (sampler !== undefined && sampler !== '' && !samplers.includes(sampler))
+    return `OTEL_TRACES_SAMPLER must be one of ${samplers.join(', ')} (got "${sampler}")`;
+  const ratio = env.OTEL_TRACES_SAMPLER_ARG?.trim();
+  if (sampler?.endsWith('traceidratio') && ratio !== undefined && ratio !== '') {
+    const value = Number(ratio);
+    if (!Number.isFinite(value) || value < 0 || value > 1)
+      return `OTEL_TRACES_SAMPLER_ARG must be a ratio from 0 to 1 for ${sampler} (got "${ratio}")`;
+  }
+  return null;
 }
 
 function nonEmpty(value: string | undefined): string | null {

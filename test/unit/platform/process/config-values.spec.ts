@@ -1,15 +1,5 @@
-import { ConfigError, loadConfig } from '../../../../src/platform/process/config.js';
-
-/** The message loadConfig refuses `env` with; fails the test if it accepts it. */
-function refusal(env: Record<string, string>): string {
-  try {
-    loadConfig(env);
-  } catch (error) {
-    if (error instanceof ConfigError) return error.message;
-    throw error;
-  }
-  throw new Error(`${JSON.stringify(env)} was accepted`);
-}
+import { loadConfig } from '../../../../src/platform/process/config.js';
+import { refusal } from '../../../support/config.js';
 
 // Each variable at the edges of what it accepts; config.spec.ts covers the defaults and a full .env.
 describe('loadConfig, value by value', () => {

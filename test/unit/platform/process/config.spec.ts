@@ -1,14 +1,5 @@
-import { ConfigError, loadConfig } from '../../../../src/platform/process/config.js';
-
-function errorFor(env: Record<string, string>): string {
-  try {
-    loadConfig(env);
-  } catch (error) {
-    if (error instanceof ConfigError) return error.message;
-    throw error;
-  }
-  throw new Error('the configuration was accepted');
-}
+import { loadConfig } from '../../../../src/platform/process/config.js';
+import { refusal } from '../../../support/config.js';
 
 describe('loadConfig', () => {
   it('has defaults that start the service on the embedded database', () => {
@@ -29,6 +20,7 @@ describe('loadConfig', () => {
       databaseReplicaUrls: [],
       databaseReplicaMaxLagSeconds: 2,
       corsOrigins: [],
+      tracingEndpoint: null,
     });
   });
 
@@ -55,6 +47,9 @@ describe('loadConfig', () => {
       TRUSTED_PROXIES: ' 127.0.0.1, 10.0.0.0/8 ,::1,fd00::/8',
       DATABASE_REPLICA_URLS: 'postgres://u:p@replica1:5432/pets, postgresql://u:p@replica2/pets,',
       DATABASE_REPLICA_MAX_LAG_SECONDS: '0.5',
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+      OTEL_TRACES_SAMPLER_ARG: '0.1',
     });
 
     expect(config).toEqual({
@@ -77,6 +72,7 @@ describe('loadConfig', () => {
       databaseReplicaUrls: ['postgres://u:p@replica1:5432/pets', 'postgresql://u:p@replica2/pets'],
       databaseReplicaMaxLagSeconds: 0.5,
       corsOrigins: [],
+      tracingEndpoint: 'http://collector:4318',
     });
     expect(loadConfig({ RATE_LIMIT: 'off' }).rateLimit).toBeNull();
   });
@@ -107,13 +103,13 @@ describe('loadConfig', () => {
     [{ DATABASE_REPLICA_MAX_LAG_SECONDS: '0' }, /^DATABASE_REPLICA_MAX_LAG_SECONDS /],
     [{ DATABASE_REPLICA_MAX_LAG_SECONDS: '1s' }, /^DATABASE_REPLICA_MAX_LAG_SECONDS /],
   ])('refuses %j with a message naming the variable', (env, message) => {
-    expect(errorFor(env)).toMatch(message);
+    expect(refusal(env)).toMatch(message);
   });
 
   it('never echoes a DATABASE_URL, which may hold a password', () => {
-    expect(errorFor({ DATABASE_URL: 'postgres://user:s3cret@[bad' })).not.toContain('s3cret');
+    expect(refusal({ DATABASE_URL: 'postgres://user:s3cret@[bad' })).not.toContain('s3cret');
     expect(
-      errorFor({ DATABASE_URL: 'postgres://h/db', DATABASE_REPLICA_URLS: 'postgres://user:s3cret@[bad' }),
+      refusal({ DATABASE_URL: 'postgres://h/db', DATABASE_REPLICA_URLS: 'postgres://user:s3cret@[bad' }),
     ).not.toContain('s3cret');
   });
 });
