@@ -10,6 +10,7 @@ import { announceFirstRunKey } from './access/first-run-key.js';
 import { flushLog, startupLogger } from './platform/observability/logging.js';
 import { drain } from './platform/process/shutdown.js';
 import { stopTracing } from './platform/observability/tracing.js';
+import { propertyOf } from './platform/property-of.js';
 
 const logger = new Logger('Main');
 
@@ -62,7 +63,7 @@ async function listen(app: NestExpressApplication, config: Config): Promise<void
   try {
     await app.listen(config.port, config.host);
   } catch (error) {
-    const code = typeof error === 'object' && error !== null && 'code' in error ? error.code : null;
+    const code = propertyOf(error, 'code');
     const problem =
       code === 'EADDRINUSE'
         ? `Port ${config.port} is in use on ${config.host}: stop the other process or set PORT`

@@ -18,16 +18,6 @@ import { NewPetRequest, PetResponse } from './pet.dto.js';
 
 type HeaderObject = { description: string; required: boolean; schema: { type: 'string' } };
 
-/** An Error response, with an example body of its own status (not the schema's generic one). */
-const error = (status: ErrorStatus, description: string, headers: Record<string, HeaderObject> = {}) =>
-  ApiResponse({
-    status,
-    description,
-    type: ErrorResponse,
-    headers,
-    example: { code: ERROR_CODES[status], message: description, status },
-  });
-
 /** A response header; `required` ones are checked on every e2e response (test/support/contract.ts). */
 const header = (description: string, required = true): HeaderObject => ({
   description,
@@ -35,15 +25,48 @@ const header = (description: string, required = true): HeaderObject => ({
   schema: { type: 'string' },
 });
 
-const unauthorized = error(401, 'Missing or invalid API key.', {
-  'WWW-Authenticate': header(
-    '`Bearer realm="petstore"`, with `error="invalid_token"` when a key was presented but is wrong (RFC 6750).',
-  ),
+const rateLimit = header(
+  'IETF draft "RateLimit header fields for HTTP": where the counter stands, as `"<policy>";r=<requests remaining>;t=<seconds until the window resets>`. On a 429 the first item names the policy that refused the request.',
+);
+const rateLimitPolicy = header(
+  'IETF draft "RateLimit header fields for HTTP": the limit, as `"<policy>";q=<requests>;w=<window in seconds>`. The policies are `"per-key"` (requests per API key) and `"failed-auth"` (wrong keys per client address).',
+);
+
+/**
+ * Every answer to a request with a key carries the RateLimit fields while rate limiting is on
+ * (RATE_LIMIT): of `"per-key"` once the key is accepted, of `"failed-auth"` on a 401 for a wrong
+ * key. A 429 always carries them. Node's own 431 comes before any key is read.
+ */
+const rateLimitHeaders = (required: boolean): Record<string, HeaderObject> => ({
+  RateLimit: { ...rateLimit, required },
+  'RateLimit-Policy': { ...rateLimitPolicy, required },
 });
-const unavailable = error(503, 'The database does not answer; retry after the given delay.', {
-  'Retry-After': header('Seconds to wait before retrying.'),
-});
-const internal = error(500, 'Unexpected failure; the body reveals nothing of it.');
+
+/** An Error response, with an example body of its own status (not the schema's generic one). */
+const error = (status: ErrorStatus, description: string, headers: Record<string, HeaderObject> = {}) =>
+  ApiResponse({
+    status,
+    description,
+    type: ErrorResponse,
+    headers: { ...headers, ...rateLimitHeaders(status === 429) },
+    example: { code: ERROR_CODES[status], message: description, status },
+  });
+
+// The answers every operation shares; `headers` are the operation's own (getPet's deprecation).
+const unauthorized = (headers: Record<string, HeaderObject> = {}) =>
+  error(401, 'Missing or invalid API key.', {
+    ...headers,
+    'WWW-Authenticate': header(
+      '`Bearer realm="petstore"`, with `error="invalid_token"` when a key was presented but is wrong (RFC 6750).',
+    ),
+  });
+const unavailable = (headers: Record<string, HeaderObject> = {}) =>
+  error(503, 'The database does not answer; retry after the given delay.', {
+    ...headers,
+    'Retry-After': header('Seconds to wait before retrying.'),
+  });
+const internal = (headers: Record<string, HeaderObject> = {}) =>
+  error(500, 'Unexpected failure; the body reveals nothing of it.', headers);
 /** Node's HTTP parser answers this before any route, for any path. */
 const headersTooLarge = ApiResponse({
   status: 431,
@@ -51,13 +74,12 @@ const headersTooLarge = ApiResponse({
   type: ErrorResponse,
   example: { code: 'invalid_request', message: 'Request header section exceeds 16 KiB', status: 431 },
 });
-const rateLimited = error(
-  429,
-  'Too many requests for this API key (policy `"per-key"`), or too many wrong keys from this address (policy `"failed-auth"`).',
-  {
-    'Retry-After': header('Seconds to wait before retrying.'),
-  },
-);
+const rateLimited = (headers: Record<string, HeaderObject> = {}) =>
+  error(
+    429,
+    'Too many requests for this API key (policy `"per-key"`), or too many wrong keys from this address (policy `"failed-auth"`).',
+    { ...headers, 'Retry-After': header('Seconds to wait before retrying.') },
+  );
 
 export const ListPetsDocs = () =>
   applyDecorators(
@@ -78,14 +100,15 @@ export const ListPetsDocs = () =>
           '`</v1/pets?limit=..&cursor=..>; rel="next"` (RFC 8288) when more animals follow; absent on the last page.',
           false,
         ),
+        ...rateLimitHeaders(false),
       },
     }),
     error(400, 'Invalid `limit`, `status` or `cursor`, or one of them given twice, or a malformed HTTP request.'),
-    unauthorized,
-    rateLimited,
+    unauthorized(),
+    rateLimited(),
     headersTooLarge,
-    internal,
-    unavailable,
+    internal(),
+    unavailable(),
   );
 
 export const CreatePetDocs = () =>
@@ -118,23 +141,24 @@ export const CreatePetDocs = () =>
           '`true` when this is the stored answer to an earlier request with the same Idempotency-Key.',
           false,
         ),
+        ...rateLimitHeaders(false),
       },
     }),
     error(
       400,
       'Malformed HTTP request, invalid Idempotency-Key header, or body missing, not a JSON object, malformed, with missing required fields, invalid values or unknown fields; the message names every offending field.',
     ),
-    unauthorized,
+    unauthorized(),
     error(409, 'A request with the same Idempotency-Key is still in flight; retry after the given delay.', {
       'Retry-After': header('Seconds to wait before retrying.'),
     }),
     error(413, `Body larger than ${JSON_BODY_LIMIT / 1024} KiB.`),
     error(415, 'Body is not `application/json`.'),
     error(422, 'The Idempotency-Key was already used with a different body.'),
-    rateLimited,
+    rateLimited(),
     headersTooLarge,
-    internal,
-    unavailable,
+    internal(),
+    unavailable(),
   );
 
 const optional = (headers: Record<string, HeaderObject>): Record<string, HeaderObject> =>
@@ -159,11 +183,13 @@ export const GetPetDocs = () =>
       description: 'Identifier of the animal to fetch.',
       schema: { type: 'integer', format: 'int64', minimum: 1 },
     }),
-    ApiResponse({ status: 200, description: 'Animal found.', type: PetResponse, headers: deprecationHeaders }),
-    error(401, 'Missing or invalid API key.', {
-      ...deprecationHeaders,
-      'WWW-Authenticate': header('`Bearer realm="petstore"` (RFC 6750).'),
+    ApiResponse({
+      status: 200,
+      description: 'Animal found.',
+      type: PetResponse,
+      headers: { ...deprecationHeaders, ...rateLimitHeaders(false) },
     }),
+    unauthorized(deprecationHeaders),
     // A request Node's parser refuses (bytes not allowed in the path) gets its 400 before the route: no Sunset then.
     error(
       400,
@@ -171,20 +197,10 @@ export const GetPetDocs = () =>
       optional(deprecationHeaders),
     ),
     error(404, 'No animal has this id (also for ids that are not positive int64 integers).', deprecationHeaders),
-    error(
-      429,
-      'Too many requests for this API key (policy `"per-key"`), or too many wrong keys from this address (policy `"failed-auth"`).',
-      {
-        ...deprecationHeaders,
-        'Retry-After': header('Seconds to wait before retrying.'),
-      },
-    ),
+    rateLimited(deprecationHeaders),
     headersTooLarge,
-    error(500, 'Unexpected failure; the body reveals nothing of it.', deprecationHeaders),
-    error(503, 'The database does not answer; retry after the given delay.', {
-      ...deprecationHeaders,
-      'Retry-After': header('Seconds to wait before retrying.'),
-    }),
+    internal(deprecationHeaders),
+    unavailable(deprecationHeaders),
     ApiExtraModels(PetResponse),
   );
 
@@ -225,36 +241,7 @@ export function buildOpenApiDocument(
     items: { $ref: getSchemaPath('Pet') },
   };
   closeRequestBodies(document);
-  declareRateLimitHeaders(document);
   return document;
-}
-
-const rateLimit = header(
-  'IETF draft "RateLimit header fields for HTTP": where the counter stands, as `"<policy>";r=<requests remaining>;t=<seconds until the window resets>`. On a 429 the first item names the policy that refused the request.',
-);
-const rateLimitPolicy = header(
-  'IETF draft "RateLimit header fields for HTTP": the limit, as `"<policy>";q=<requests>;w=<window in seconds>`. The policies are `"per-key"` (requests per API key) and `"failed-auth"` (wrong keys per client address).',
-);
-
-/**
- * Every answer to a request with a key carries the RateLimit fields while rate limiting is on
- * (RATE_LIMIT): of `"per-key"` once the key is accepted, of `"failed-auth"` on a 401 for a wrong
- * key. A 429 always carries them. Node's own 431 comes before any key is read.
- */
-function declareRateLimitHeaders(document: OpenAPIObject): void {
-  for (const path of Object.values(document.paths)) {
-    for (const operation of [path.get, path.put, path.post, path.patch, path.delete]) {
-      for (const [status, response] of Object.entries(operation?.responses ?? {})) {
-        if (status === '431' || response === undefined || '$ref' in response) continue;
-        const required = status === '429';
-        response.headers = {
-          ...response.headers,
-          RateLimit: { ...rateLimit, required },
-          'RateLimit-Policy': { ...rateLimitPolicy, required },
-        };
-      }
-    }
-  }
 }
 
 /**

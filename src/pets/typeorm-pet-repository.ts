@@ -5,6 +5,7 @@ import { isPetStatus } from '../domain/pet-status.js';
 import type { PetRecord } from './pet.record.js';
 import { fromBigint } from '../platform/database/bigint.js';
 import { translateStoreErrors } from '../platform/database/store-errors.js';
+import { propertyOf } from '../platform/property-of.js';
 
 // Fixed statements rather than find() and insert(): TypeORM's query builders rebuilt the same SQL
 // and hydrated entities on every call, a share of each request measured in docs/performance.md.
@@ -37,7 +38,7 @@ export class TypeOrmPetRepository extends PetRepository {
     return translateStoreErrors(async () => {
       const rows: unknown = await this.records.query(INSERT, [pet.name, pet.categoryId, pet.status]);
       const row: unknown = Array.isArray(rows) ? rows[0] : undefined;
-      const id = fromBigint(typeof row === 'object' && row !== null ? Reflect.get(row, 'id') : undefined);
+      const id = fromBigint(propertyOf(row, 'id'));
       return { id, name: pet.name, categoryId: pet.categoryId, status: pet.status };
     });
   }
@@ -64,14 +65,13 @@ export class TypeOrmPetRepository extends PetRepository {
 
 /** Field by field from the row: nothing but the Pet's fields leaves the adapter. */
 function toPet(row: unknown): Pet {
-  const record = typeof row === 'object' && row !== null ? row : {};
-  const name: unknown = Reflect.get(record, 'name');
-  const status: unknown = Reflect.get(record, 'status');
+  const name = propertyOf(row, 'name');
+  const status = propertyOf(row, 'status');
   if (typeof name !== 'string' || !isPetStatus(status)) throw new Error('pets row of an unexpected shape');
   return {
-    id: fromBigint(Reflect.get(record, 'id')),
+    id: fromBigint(propertyOf(row, 'id')),
     name,
-    categoryId: fromBigint(Reflect.get(record, 'category_id')),
+    categoryId: fromBigint(propertyOf(row, 'category_id')),
     status,
   };
 }

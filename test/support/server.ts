@@ -113,3 +113,34 @@ export function useService(options: ServerOptions & { throughProxy?: boolean } =
   });
   return service;
 }
+
+/**
+ * For a test file that starts several servers on one database: the database opens before the
+ * file's tests, and every server `start()` made closes with it after them.
+ */
+export function serversOnOneDatabase(): {
+  database: () => TestDatabase;
+  start: (options?: ServerOptions) => Promise<TestServer>;
+} {
+  let database: TestDatabase | undefined;
+  const servers: TestServer[] = [];
+  beforeAll(async () => {
+    database = await openTestDatabase();
+  });
+  afterAll(async () => {
+    await Promise.all(servers.map((server) => server.close()));
+    await database?.close();
+  });
+  const opened = (): TestDatabase => {
+    if (database === undefined) throw new Error('serversOnOneDatabase(): the database opens in beforeAll');
+    return database;
+  };
+  return {
+    database: opened,
+    start: async (options) => {
+      const server = await startServer(opened(), options);
+      servers.push(server);
+      return server;
+    },
+  };
+}

@@ -20,6 +20,7 @@ import { createServer } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import { propertyOf } from '../property-of.js';
 
 export type EmbeddedDatabase = { url: string; stop(): Promise<void> };
 
@@ -87,26 +88,24 @@ async function start(dataDir: string, options: Options): Promise<EmbeddedDatabas
 
 function explain(error: unknown): EmbeddedPostgresError {
   if (error instanceof EmbeddedPostgresError) return error;
-  const code = field(error, 'code');
+  const code = propertyOf(error, 'code');
   if (code === 'EACCES' || code === 'EPERM') {
-    const where = field(error, 'path') === undefined ? '' : ` on ${String(field(error, 'path'))}`;
+    const where = propertyOf(error, 'path') === undefined ? '' : ` on ${String(propertyOf(error, 'path'))}`;
     return new EmbeddedPostgresError(
       `Embedded PostgreSQL: permission denied${where}; run as a user who may write DATA_DIR, or set DATA_DIR to a directory you own`,
       { cause: error },
     );
   }
-  return new EmbeddedPostgresError(`Embedded PostgreSQL did not start: ${String(field(error, 'message') ?? error)}`, {
-    cause: error,
-  });
-}
-
-/** A property of a thrown value; not `instanceof Error`, which fails for errors of another realm (Jest's vm). */
-function field(error: unknown, name: string): unknown {
-  return typeof error === 'object' && error !== null ? Reflect.get(error, name) : undefined;
+  return new EmbeddedPostgresError(
+    `Embedded PostgreSQL did not start: ${String(propertyOf(error, 'message') ?? error)}`,
+    {
+      cause: error,
+    },
+  );
 }
 
 function errorCode(error: unknown): string | undefined {
-  const code = field(error, 'code');
+  const code = propertyOf(error, 'code');
   return typeof code === 'string' ? code : undefined;
 }
 
@@ -144,7 +143,7 @@ async function postgresAccount(): Promise<Account> {
       ...group,
       'postgres',
     ]).catch((error: unknown) => {
-      const stderr = field(error, 'stderr');
+      const stderr = propertyOf(error, 'stderr');
       const said = (typeof stderr === 'string' ? stderr.trim() : '') || String(error);
       throw new EmbeddedPostgresError(
         `Embedded PostgreSQL runs as the OS user postgres when started as root, and creating it failed (${said}); create that user, or start as a non-root user`,

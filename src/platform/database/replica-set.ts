@@ -1,3 +1,4 @@
+import { withTimeout } from '../with-timeout.js';
 /**
  * One streaming replica as the routing sees it: its reads (whatever the product reads through,
  * a repository on the replica's pool), and how far it has replayed the WAL.
@@ -135,14 +136,9 @@ export class ReplicaSet<Reads> {
   }
 
   withinDeadline<T>(work: Promise<T>): Promise<T> {
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new Error(`no answer within ${this.options.readDeadlineMs} ms`)),
-        this.options.readDeadlineMs,
-      );
+    return withTimeout(work, this.options.readDeadlineMs, () => {
+      throw new Error(`no answer within ${this.options.readDeadlineMs} ms`);
     });
-    return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
   }
 
   private setUsable(state: State<Reads>, usable: boolean, reason: string): void {

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { DataSource } from 'typeorm';
+import { propertyOf } from '../property-of.js';
 
 /**
  * A secret shared by every instance on this database, and kept across restarts: the first
@@ -12,7 +13,7 @@ export async function sharedSecret(dataSource: DataSource, name: string): Promis
     [name, randomBytes(32).toString('base64url')],
   );
   const row: unknown = Array.isArray(rows) ? rows[0] : undefined;
-  const value: unknown = typeof row === 'object' && row !== null ? Reflect.get(row, 'value') : undefined;
+  const value = propertyOf(row, 'value');
   if (typeof value !== 'string') throw new Error(`service secret ${name} could not be read`);
   return value;
 }

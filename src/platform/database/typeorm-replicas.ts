@@ -2,6 +2,7 @@ import { DataSource, type DataSourceOptions } from 'typeorm';
 import { type DatabaseWaits, openDataSource } from './database.js';
 import { queryOnce } from './pg-probe.js';
 import { type Replica, ReplicaSet } from './replica-set.js';
+import { propertyOf } from '../property-of.js';
 
 /** How long a read waits for a replica before it goes to the primary: a stopped replica costs a read at most this. */
 export const REPLICA_READ_DEADLINE_MS = 500;
@@ -33,7 +34,7 @@ export class TypeOrmReplicas<Reads> {
     const primaryLsn = async (): Promise<string> => {
       const rows: unknown = await primary.query('SELECT pg_current_wal_lsn()::text AS lsn');
       const row: unknown = Array.isArray(rows) ? rows[0] : undefined;
-      const lsn: unknown = typeof row === 'object' && row !== null ? Reflect.get(row, 'lsn') : undefined;
+      const lsn = propertyOf(row, 'lsn');
       if (typeof lsn !== 'string') throw new Error('the primary gave no WAL position');
       return lsn;
     };

@@ -1,5 +1,6 @@
 import { queryOnce } from './pg-probe.js';
 import { isUnavailable } from './store-errors.js';
+import { propertyOf } from '../property-of.js';
 
 /** How long one try may take to connect and answer `SELECT 1`. */
 const PROBE_TIMEOUT_MS = 3000;
@@ -69,7 +70,8 @@ function reason(error: unknown): string {
 }
 
 function codeOf(error: unknown): string {
-  return typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : '';
+  const code = propertyOf(error, 'code');
+  return typeof code === 'string' ? code : '';
 }
 
 function refusal(error: unknown, where: string): string {

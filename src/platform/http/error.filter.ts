@@ -3,6 +3,7 @@ import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:
 import type { Request, Response } from 'express';
 import { ApiError, ERROR_CODES, type ErrorCode, type ErrorResponse } from './api-error.js';
 import { StoreUnavailableError } from '../database/store-errors.js';
+import { propertyOf } from '../property-of.js';
 
 /** Seconds a client should wait before retrying when the database does not answer. */
 export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
@@ -61,11 +62,6 @@ function clientErrorMessage(status: number, exception: unknown, request: Request
   if (typeof message === 'string' && message.startsWith('Failed to decode param'))
     return 'Request path is not valid percent-encoded UTF-8';
   return 'Invalid request';
-}
-
-/** Read without `instanceof Error`, which fails for an error of another realm. */
-function propertyOf(value: unknown, name: string): unknown {
-  return typeof value === 'object' && value !== null ? Reflect.get(value, name) : undefined;
 }
 
 /** The path as the client sent it (under /v1 too), without the query. */

@@ -4,6 +4,7 @@ import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Request, Response } from 'express';
 import getRawBody from 'raw-body';
 import { ApiError } from './api-error.js';
+import { propertyOf } from '../property-of.js';
 
 export const JSON_BODY_LIMIT = 16 * 1024;
 /** NewPet is flat; anything deeper is refused before it reaches recursive code (class-transformer, JSON.stringify). */
@@ -86,7 +87,7 @@ async function readBody(request: Request, encoding: string): Promise<Buffer> {
   } catch (error) {
     if (stream !== request) request.unpipe();
     // raw-body's own errors carry a `type`; a decoder's (bytes that are not gzip, ...) do not.
-    const type = typeof error === 'object' && error !== null && 'type' in error ? error.type : undefined;
+    const type = propertyOf(error, 'type');
     if (type === 'entity.too.large') throw tooLarge();
     if (type === 'request.aborted' || type === 'request.size.invalid')
       throw new ApiError(400, 'Request body was not received completely');

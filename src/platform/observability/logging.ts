@@ -7,6 +7,7 @@ import { type DestinationStream, type Logger, pino } from 'pino';
 import pinoPretty, { type MessageFormatFunc } from 'pino-pretty';
 import type { LogLevel } from '../process/config.js';
 import { routeOf } from './metrics.js';
+import { propertyOf } from '../property-of.js';
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -97,22 +98,18 @@ function prettyStream(destination: DestinationStream | 1 | 2, colour: boolean): 
  * own lines: `[Context] message`.
  */
 export const prettyMessage: MessageFormatFunc = (line, messageKey, _levelLabel, { colors }) => {
-  const requestId = textOf(fieldOf(line.request, 'id'));
+  const requestId = textOf(propertyOf(line.request, 'id'));
   const id = requestId === '' ? '' : ` ${colors.gray(`id=${requestId}`)}`;
-  const status = fieldOf(line.response, 'status');
+  const status = propertyOf(line.response, 'status');
   if (typeof status === 'number') {
     const paint =
       status >= 500 ? colors.red : status >= 400 ? colors.yellow : status >= 300 ? colors.cyan : colors.green;
-    const method = colors.bold(textOf(fieldOf(line.request, 'method')));
+    const method = colors.bold(textOf(propertyOf(line.request, 'method')));
     return `${method} ${textOf(line.path)} ${paint(String(status))} ${textOf(line.durationMs)} ms${id}`;
   }
   const context = textOf(line.context);
   return `${context === '' ? '' : `${colors.yellow(`[${context}]`)} `}${textOf(line[messageKey])}${id}`;
 };
-
-function fieldOf(value: unknown, key: string): unknown {
-  return typeof value === 'object' && value !== null ? Reflect.get(value, key) : undefined;
-}
 
 function textOf(value: unknown): string {
   return typeof value === 'string' || typeof value === 'number' ? String(value) : '';

@@ -6,10 +6,11 @@ import { DatabasePool } from '../database/database-pool.js';
 import { Readiness } from '../database/readiness.js';
 import { ReplicaStatus } from '../database/replica-status.js';
 import { Public } from '../http/public.js';
+import { RATE_LIMIT_POLICIES, type RateLimitPolicy } from '../rate-limits/rate-limits.js';
+import { withTimeout } from '../with-timeout.js';
 
-/** The rate-limit policies a 429 names in its RateLimit header, and `unknown` for one that names none. */
-export const RATE_LIMIT_POLICIES = ['per-key', 'failed-auth', 'unknown'] as const;
-export type RateLimitPolicy = (typeof RATE_LIMIT_POLICIES)[number];
+/** The policy a 429 names in its RateLimit header, or `unknown` for one that names none. */
+export type RefusingPolicy = RateLimitPolicy | 'unknown';
 
 const READINESS_DEADLINE_MS = 1000;
 
@@ -54,7 +55,7 @@ export class HttpMetrics {
   constructor({ pool, readiness, replicas }: MetricSources, readinessDeadlineMs = READINESS_DEADLINE_MS) {
     collectDefaultMetrics({ register: this.registry });
     // Every policy's series exists from the start, so that rate() sees the first refusal.
-    for (const policy of RATE_LIMIT_POLICIES) this.rateLimited.inc({ policy }, 0);
+    for (const policy of [...RATE_LIMIT_POLICIES, 'unknown']) this.rateLimited.inc({ policy }, 0);
     new Gauge({
       name: 'db_pool_connections',
       help: 'Connections of the PostgreSQL pool, by state: total, idle, in_use (lent to a query); waiting is the number of requests waiting for one, kept for existing dashboards (see db_pool_waiting_requests).',
@@ -122,7 +123,7 @@ export class HttpMetrics {
     this.duration.observe({ method, route, status: String(status) }, seconds);
   }
 
-  refused(policy: RateLimitPolicy): void {
+  refused(policy: RefusingPolicy): void {
     this.rateLimited.inc({ policy });
   }
 }
@@ -141,15 +142,11 @@ function countsOf(histogram: Histogram<RequestLabels>): (this: Counter<RequestLa
 }
 
 function answersWithin(work: Promise<void>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
-  return Promise.race([
-    work.then(
-      () => true,
-      () => false,
-    ),
-    late,
-  ]).finally(() => clearTimeout(timer));
+  const answered = work.then(
+    () => true,
+    () => false,
+  );
+  return withTimeout(answered, ms, () => false);
 }
 
 /** The parts of Express's request and response the observer reads (an honest fake can stand in for them). */
@@ -180,12 +177,12 @@ export function observeRequests(metrics: HttpMetrics) {
  * fields for HTTP", a structured-field list whose items are policy names, e.g.
  * `"failed-auth";r=0;t=30`). Any name but ours is `unknown`, so label values stay few.
  */
-export function refusingPolicy(header: number | string | string[] | undefined): RateLimitPolicy {
+export function refusingPolicy(header: number | string | string[] | undefined): RefusingPolicy {
   const value = Array.isArray(header) ? header[0] : header;
   if (typeof value !== 'string') return 'unknown';
   const name = /^\s*(?:"([^"\\]*)"|([A-Za-z*][\w:/!#$%&'*+.^`|~-]*))/.exec(value);
   const policy = name?.[1] ?? name?.[2];
-  return RATE_LIMIT_POLICIES.find((known) => known === policy && known !== 'unknown') ?? 'unknown';
+  return RATE_LIMIT_POLICIES.find((known) => known === policy) ?? 'unknown';
 }
 
 /**

@@ -1,3 +1,4 @@
+import { withTimeout } from '../with-timeout.js';
 /**
  * OpenTelemetry tracing, on only when an OTLP endpoint is configured (docs/observability.md).
  * Without one, nothing of the SDK is imported: every OpenTelemetry module is loaded by the
@@ -96,7 +97,6 @@ export async function stopTracing(timeoutMs: number, warn: (line: string) => voi
   const running = sdk;
   if (running === null) return;
   sdk = null;
-  let timer: NodeJS.Timeout | undefined;
   const stopped = running.shutdown().then(
     () => true,
     (error: unknown) => {
@@ -104,10 +104,6 @@ export async function stopTracing(timeoutMs: number, warn: (line: string) => voi
       return true;
     },
   );
-  const finished = await Promise.race([
-    stopped,
-    new Promise<boolean>((resolve) => (timer = setTimeout(resolve, timeoutMs, false))),
-  ]);
-  clearTimeout(timer);
+  const finished = await withTimeout(stopped, timeoutMs, () => false);
   if (!finished) warn(`tracing: the last spans were not exported within ${timeoutMs} ms`);
 }

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { parseEnv } from 'node:util';
 import { registerAs } from '@nestjs/config';
+import { propertyOf } from '../property-of.js';
 
 export type Config = {
   port: number;
@@ -69,7 +70,7 @@ export function envFileSettings(file: string, env: NodeJS.ProcessEnv): Record<st
   try {
     text = readFileSync(file, 'utf8');
   } catch (error) {
-    if (typeof error === 'object' && error !== null && 'code' in error && error.code === 'ENOENT') return {};
+    if (propertyOf(error, 'code') === 'ENOENT') return {};
     throw error;
   }
   return Object.fromEntries(

@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import { Server as NetServer } from 'node:net';
 import type { INestApplication } from '@nestjs/common';
 import { ShutdownState } from './shutdown-state.js';
+import { withTimeout } from '../with-timeout.js';
 
 export type DrainResult = { drainedInMs: number; timedOut: boolean };
 
@@ -25,12 +26,7 @@ export async function drain(
   // once, and a client may be writing its next request on one of them just then (it would get
   // a reset). Left open, each gets Connection: close on its next answer, or ends at keepAliveTimeout.
   const closed = new Promise<boolean>((resolve) => NetServer.prototype.close.call(server, () => resolve(false)));
-  let timer: NodeJS.Timeout | undefined;
-  const timedOut = await Promise.race([
-    closed,
-    new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), timeoutMs))),
-  ]);
-  clearTimeout(timer);
+  const timedOut = await withTimeout(closed, timeoutMs, () => true);
   if (timedOut) server.closeAllConnections();
   await app.close();
   return { drainedInMs: Date.now() - started, timedOut };

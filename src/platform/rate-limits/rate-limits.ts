@@ -2,7 +2,8 @@
  * The two limits, by the names the RateLimit header fields give them: requests per API key, and
  * failed authentications per client address.
  */
-export type RateLimitPolicy = 'per-key' | 'failed-auth';
+export const RATE_LIMIT_POLICIES = ['per-key', 'failed-auth'] as const;
+export type RateLimitPolicy = (typeof RATE_LIMIT_POLICIES)[number];
 
 /** Where one limit's counter stands after a request: what a client is told of its budget. */
 export type RateLimitState = {
