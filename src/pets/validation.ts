@@ -1,21 +1,10 @@
 import { type ArgumentMetadata, type PipeTransform, ValidationPipe, type ValidationError } from '@nestjs/common';
-import { ValidateBy } from 'class-validator';
 import { PAGE_LIMIT } from '../application/list-pets.js';
-import { statusProblems } from '../domain/pet.js';
+import { type NewPetInput, newPetProblems, statusProblems } from '../domain/pet.js';
 import { isPetStatus } from '../domain/pet-status.js';
 import { ApiError } from '../platform/http/api-error.js';
+import { propertyOf } from '../platform/property-of.js';
 import type { ListPetsQuery } from './pet.dto.js';
-
-/** Applies a domain rule (a function listing problems) as a class-validator decorator: the rules live once, in the domain. */
-export function SatisfiesRule(problems: (value: unknown) => string[]): PropertyDecorator {
-  return ValidateBy({
-    name: 'satisfiesRule',
-    validator: {
-      validate: (value: unknown) => problems(value).length === 0,
-      defaultMessage: (args) => problems(args?.value).join('; '),
-    },
-  });
-}
 
 /** A query parameter given twice arrives as an array. */
 export function onlyOnce(name: string, rule: (value: unknown) => string[]): (value: unknown) => string[] {
@@ -59,11 +48,12 @@ function problemsOf(errors: ValidationError[]): string[] {
 }
 
 /**
- * Request bodies, which JsonBodyGuard has read and found to be JSON objects: Nest's ValidationPipe
- * with whitelist and forbidNonWhitelisted, so a property the DTO does not define (a typo such as
- * categoryID, or id) is refused. One 400 names every offending field. The pipe silently drops keys
- * named like Object.prototype members (`constructor`, `__proto__`, `prototype`, ...) before it
- * validates: those are named here, in the same 400.
+ * The NewPet body, which JsonBodyGuard has read and found to be a JSON object: Nest's
+ * ValidationPipe with whitelist and forbidNonWhitelisted, so a property NewPet does not define (a
+ * typo such as categoryID, or id) is refused. The values are the domain's to check (newPet());
+ * a body refused here for its properties also names what newPet() would refuse in it, so that one
+ * 400 names every offending field. The pipe silently drops keys named like Object.prototype members
+ * (`constructor`, `__proto__`, `prototype`, ...) before it validates: those are named here too.
  */
 export class BodyValidationPipe implements PipeTransform {
   // No implicit conversion (class-transformer's default: "5" stays a string and fails the integer rule).
@@ -86,11 +76,19 @@ export class BodyValidationPipe implements PipeTransform {
       if (error instanceof InvalidInput)
         throw new ApiError(
           400,
-          `Invalid request body: ${[...new Set([...prototypeNamed, ...error.problems])].join('; ')}`,
+          `Invalid request body: ${[...new Set([...prototypeNamed, ...error.problems, ...newPetProblems(fieldsOf(value))])].join('; ')}`,
         );
       throw error;
     }
   }
+}
+
+function fieldsOf(body: unknown): NewPetInput {
+  return {
+    name: propertyOf(body, 'name'),
+    categoryId: propertyOf(body, 'categoryId'),
+    status: propertyOf(body, 'status'),
+  };
 }
 
 /**
