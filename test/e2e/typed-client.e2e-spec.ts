@@ -1,5 +1,5 @@
 import createClient from 'openapi-fetch';
-import type { paths } from '../client/petstore-api.js';
+import type { paths } from '../../packages/client/src/petstore-api.js';
 import { TEST_API_KEY, useService } from '../support/server.js';
 
 // The client a consumer generates from docs/openapi.json (openapi-typescript + openapi-fetch). A
