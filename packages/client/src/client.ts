@@ -51,8 +51,11 @@ export type CreateOptions = CallOptions & {
 export const DEFAULT_RETRY: RetryOptions = { maxAttempts: 5, baseDelayMs: 250, maxDelayMs: 30_000, jitter: 0.2 };
 const DEFAULT_TIMEOUT_MS = 10_000;
 const DEFAULT_PAGE_SIZE = 100;
-/** 409: the same Idempotency-Key still in flight; 429: rate limited; 503: the database does not answer. */
-const RETRIED_STATUSES = new Set([409, 429, 503]);
+/**
+ * 409: the same Idempotency-Key still in flight; 429: rate limited; 503: the database (or every
+ * instance) does not answer; 502 and 504: a gateway lost the instance, as a network error would.
+ */
+const RETRIED_STATUSES = new Set([409, 429, 502, 503, 504]);
 
 type Answer<T> = { data?: T; error?: unknown; response: Response };
 
@@ -139,7 +142,7 @@ export class PetstoreClient {
 
   /**
    * One call: attempts until a 2xx, an answer not worth retrying, or the last attempt. Network
-   * errors, timeouts, 409, 429 and 503 are retried after the delay the answer asks for (else a
+   * errors, timeouts and RETRIED_STATUSES are retried after the delay the answer asks for (else a
    * doubling backoff), plus jitter. The caller's own abort is never retried.
    */
   private async call<T>(

@@ -127,6 +127,13 @@ describe('pets.create', () => {
     expect(sleeps).toEqual([100, 200, 400]);
   });
 
+  it.each([502, 504])('retries a gateway %i as a network error', async (status) => {
+    const { client, requests } = scriptedClient([new Response('Bad Gateway', { status }), json(201, pet(1))]);
+
+    expect(await client.pets.create({ name: 'pet 1', categoryId: 1 })).toEqual(pet(1));
+    expect(requests).toHaveLength(2);
+  });
+
   it('gives up after maxAttempts with the typed error of the last answer', async () => {
     const { client, requests } = scriptedClient(
       [1, 2, 3].map(() => error(429, 'rate_limited', { 'Retry-After': '1' })),
@@ -176,7 +183,9 @@ describe('pets.create', () => {
   });
 
   it('makes an answer without the error body (a proxy page) a PetstoreError too', async () => {
-    const { client } = scriptedClient([new Response('<h1>502 Bad Gateway</h1>', { status: 502 })]);
+    const { client } = scriptedClient([new Response('<h1>502 Bad Gateway</h1>', { status: 502 })], {
+      retry: { maxAttempts: 1 },
+    });
 
     const thrown = await client.pets.create({ name: 'pet 1', categoryId: 1 }).catch((e: unknown) => e);
 
