@@ -25,7 +25,8 @@ async function walkWithFetch(baseUrl: string): Promise<number> {
   while (next !== null) {
     const response: Response = await fetch(next, { headers });
     if (!response.ok) throw new Error(`bare fetch: ${response.status} ${await response.text()}`);
-    count += ((await response.json()) as unknown[]).length;
+    // Each pet handed to the caller's loop, as the client's iterator does.
+    for (const pet of (await response.json()) as { id: number }[]) if (pet.id > 0) count++;
     const target = /<([^>]+)>;\s*rel="next"/.exec(response.headers.get('link') ?? '')?.[1];
     next = target === undefined ? null : new URL(target, baseUrl).toString();
   }
