@@ -100,8 +100,8 @@ describe('the client package in a browser, on a listed origin', () => {
       `http://localhost:${pagePort}/?${new URLSearchParams({ api: api.url, key: TEST_API_KEY }).toString()}`,
     );
 
-    await page.waitForFunction(() => 'outcome' in window, undefined, { timeout: 30_000 });
-    const outcome = await page.evaluate(() => (window as unknown as { outcome: unknown }).outcome);
+    await page.waitForFunction(() => 'outcome' in globalThis, undefined, { timeout: 30_000 });
+    const outcome = await page.evaluate(() => (globalThis as unknown as { outcome: unknown }).outcome);
 
     expect(outcome).toEqual({
       created: { id: expect.any(Number), name: 'Browser Rex', categoryId: 2, status: 'available' },
