@@ -15,7 +15,7 @@ export default tseslint.config(
       '.stryker-tmp/',
       'data/',
       '.cluster/',
-      'test/client/petstore-api.ts',
+      'packages/client/src/petstore-api.ts',
     ],
   },
   eslint.configs.recommended,
