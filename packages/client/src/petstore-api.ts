@@ -577,7 +577,7 @@ export interface operations {
                     Sunset: string;
                     /** @description `@1795219200`: deprecated since that time (RFC 9745). */
                     Deprecation: string;
-                    /** @description `Bearer realm="petstore"` (RFC 6750). */
+                    /** @description `Bearer realm="petstore"`, with `error="invalid_token"` when a key was presented but is wrong (RFC 6750). */
                     "WWW-Authenticate": string;
                     /** @description IETF draft "RateLimit header fields for HTTP": where the counter stands, as `"<policy>";r=<requests remaining>;t=<seconds until the window resets>`. On a 429 the first item names the policy that refused the request. */
                     RateLimit?: string;
