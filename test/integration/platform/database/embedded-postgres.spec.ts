@@ -182,12 +182,18 @@ function checkoutReachableByOthers(): boolean {
 async function compileModule(): Promise<string> {
   const dir = await mkdtemp(path.join(sharedTmp, 'petstore-embedded-js-'));
   await chmod(dir, 0o755); // the non-root test user runs it from here
-  const source = await readFile('src/platform/database/embedded-postgres.ts', 'utf8');
   const options = { module: ts.ModuleKind.ES2022, target: ts.ScriptTarget.ES2022 };
-  await writeFile(
-    path.join(dir, 'embedded-postgres.js'),
-    ts.transpileModule(source, { compilerOptions: options }).outputText,
-  );
+  // The module and the one module of ours it imports, laid out as in src/.
+  for (const file of ['platform/database/embedded-postgres.ts', 'platform/property-of.ts']) {
+    const source = await readFile(path.join('src', file), 'utf8');
+    await mkdir(path.join(dir, path.dirname(file)), { recursive: true });
+    await writeFile(
+      path.join(dir, file.replace(/\.ts$/, '.js')),
+      ts.transpileModule(source, { compilerOptions: options }).outputText,
+    );
+  }
+  await chmod(path.join(dir, 'platform'), 0o755);
+  await chmod(path.join(dir, 'platform', 'database'), 0o755);
   await writeFile(path.join(dir, 'package.json'), '{ "type": "module" }');
   await symlink(path.resolve('node_modules'), path.join(dir, 'node_modules'));
   return dir;
@@ -206,7 +212,7 @@ async function hold(
 ): Promise<{ holder: ChildProcess; reply: HolderReply }> {
   const args = [
     path.resolve('test/support/hold-embedded-postgres.mjs'),
-    path.join(compiledDir, 'embedded-postgres.js'),
+    path.join(compiledDir, 'platform', 'database', 'embedded-postgres.js'),
     data,
     JSON.stringify(as.options ?? {}),
   ];
