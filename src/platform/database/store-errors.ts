@@ -11,8 +11,9 @@ export class StoreUnavailableError extends Error {
 
 // SQLSTATE classes that mean "the database is not answering", not "the query is wrong":
 // 08 connection exception, 53 insufficient resources, 57P01-57P05 shutdown / cannot connect now,
-// 57014 statement timeout (an overloaded server), 55P03 lock_timeout (a lock held too long).
-const UNAVAILABLE_SQLSTATE = /^(08|53|57P0[1-5]|57014|55P03)/;
+// 57014 statement timeout (an overloaded server), 55P03 lock_timeout (a lock held too long),
+// 25006 read-only transaction (the server reached is a standby now: a failover is under way).
+const UNAVAILABLE_SQLSTATE = /^(08|53|57P0[1-5]|57014|55P03|25006)/;
 // What pg and TypeORM say, without a code, when the server is gone or never answered.
 const UNAVAILABLE_MESSAGE =
   /Connection terminated|timeout exceeded when trying to connect|not queryable|Connection is not established|Driver not Connected|Query read timeout|ECONNREFUSED|ECONNRESET/;
