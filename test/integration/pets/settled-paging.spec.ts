@@ -177,6 +177,9 @@ describe('A writer whose connection goes silent mid-transaction', () => {
       const served = await page;
       const pageMs = served.at - pageStarted;
 
+      console.log(
+        `silent writer: a page waited ${pageMs.toFixed(0)} ms, a create queued behind its mark ${createMs.toFixed(0)} ms`,
+      );
       // The bound of docs/operations.md is SETTLE_LOCK_TIMEOUT_MS; the margin is for a loaded machine.
       expect(pageMs).toBeGreaterThanOrEqual(SETTLE_LOCK_TIMEOUT_MS * 0.9);
       expect(pageMs).toBeLessThan(SETTLE_LOCK_TIMEOUT_MS + 1500);
