@@ -6,7 +6,7 @@ import type { SettledMark } from '../domain/pet-repository.js';
  * good. Pages serve only pets at or below a mark.
  */
 export abstract class SettledMarks {
-  /** The last mark read, if any. Never decreases. */
+  /** The last mark read, if any. */
   abstract last(): SettledMark | null;
   /**
    * A mark read after this call: every create acknowledged before it is at or below the mark. When

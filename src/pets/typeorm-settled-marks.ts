@@ -62,8 +62,8 @@ export class TypeOrmSettledMarks extends SettledMarks {
 
   private async read(): Promise<SettledMark> {
     try {
-      const mark = await translateStoreErrors(() => this.readMark());
-      if (this.mark === null || mark.upToId >= this.mark.upToId) this.mark = mark;
+      // One statement at a time, so each mark read is later than the one before.
+      this.mark = await translateStoreErrors(() => this.readMark());
       return this.mark;
     } catch (error) {
       // A writer slow to commit (or a primary that does not answer): serving up to the last mark
