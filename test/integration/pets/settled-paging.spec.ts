@@ -57,11 +57,12 @@ async function drawUnlocked(runner: QueryRunner): Promise<number> {
   return Number(Array.isArray(rows) ? Reflect.get(Object(rows[0]), 'id') : undefined);
 }
 
-/** Until PostgreSQL shows a settled mark queued for the pets lock. */
+/** Until PostgreSQL shows a settled mark queued for this schema's pets lock (a bigint key below 2^32: objid). */
 async function untilAMarkWaits(): Promise<void> {
   for (;;) {
     const [row] = await database.dataSource.query<{ waiting: string }[]>(
-      `SELECT count(*) AS waiting FROM pg_locks WHERE locktype = 'advisory' AND mode = 'ExclusiveLock' AND NOT granted`,
+      `SELECT count(*) AS waiting FROM pg_locks WHERE locktype = 'advisory' AND mode = 'ExclusiveLock' AND NOT granted
+         AND classid = 0 AND objid = 'pets'::regclass::oid`,
     );
     if (Number(row?.waiting) > 0) return;
     await new Promise((resolve) => setTimeout(resolve, 10));
