@@ -72,7 +72,7 @@ export class TypeOrmIdempotencyStore extends IdempotencyStore {
 
       // Expired records go as new ones arrive (at most 100 at a time, more than the one added),
       // so the table stays bounded with no scheduled job. Before the create: from the pet's
-      // insert to COMMIT, other creates wait (see TypeOrmPetRepository).
+      // insert to COMMIT, a settled mark waits for this transaction (see TypeOrmPetRepository).
       await manager.query(
         `DELETE FROM idempotency_keys WHERE ctid IN (SELECT ctid FROM idempotency_keys WHERE expires_at <= now() LIMIT 100)`,
       );
