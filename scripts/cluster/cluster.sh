@@ -204,13 +204,15 @@ rest() { # rest I PATH: 0 when node I's Patroni answers PATH with 200
 
 # The cluster as any live Patroni sees it (GET /cluster), as "name role state lag" lines.
 members() {
-  local i var
+  local i var answer
   for ((i = 1; i <= 3; i++)); do
     var="NODE_${i}_REST_PORT"
-    curl -fsS -m 2 "http://127.0.0.1:${!var}/cluster" 2>/dev/null | node -e '
+    # A lost node answers nothing: ask the next one.
+    answer=$(curl -fsS -m 2 "http://127.0.0.1:${!var}/cluster" 2>/dev/null) || continue
+    node -e '
       let s = ""; process.stdin.on("data", (c) => (s += c)).on("end", () => {
         for (const m of JSON.parse(s).members) console.log(m.name, m.role, m.state, m.lag ?? 0);
-      });' && return 0
+      });' <<<"$answer" && return 0
   done
   return 1
 }
