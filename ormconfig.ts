@@ -2,15 +2,11 @@
 // database choice as the service: DATABASE_URL, else the embedded PostgreSQL in DATA_DIR,
 // attached to when a running service holds it.
 import { DataSource } from 'typeorm';
-import { loadConfig } from './src/config.js';
-import { dataSourceOptions } from './src/infrastructure/database.js';
-import { openDatabaseServer } from './src/infrastructure/database-server.js';
+import { loadConfig, readEnvFile } from './src/platform/process/config.js';
+import { dataSourceOptions } from './src/schema/data-source-options.js';
+import { openDatabaseServer } from './src/platform/database/database-server.js';
 
-try {
-  process.loadEnvFile();
-} catch {
-  // No .env: the environment alone.
-}
+readEnvFile();
 const { url } = await openDatabaseServer(loadConfig(), { attachToRunning: true });
 
 export default new DataSource(dataSourceOptions(url));

@@ -6,38 +6,39 @@ import { LoggerModule } from 'nestjs-pino';
 import type { DataSource } from 'typeorm';
 import { ApiKeys } from './application/api-keys.js';
 import { CreatePet } from './application/create-pet.js';
-import { DatabasePool } from './application/database-pool.js';
+import { DatabasePool } from './platform/database/database-pool.js';
 import { GetPet } from './application/get-pet.js';
 import { IdempotencyStore } from './application/idempotency-store.js';
 import { ListPets } from './application/list-pets.js';
-import { RateLimits } from './application/rate-limits.js';
-import { Readiness } from './application/readiness.js';
-import { ReplicaStatus } from './application/replica-status.js';
-import { type Config, petstoreConfig } from './config.js';
+import { RateLimits } from './platform/rate-limits/rate-limits.js';
+import { Readiness } from './platform/database/readiness.js';
+import { ReplicaStatus } from './platform/database/replica-status.js';
+import { type Config, petstoreConfig } from './platform/process/config.js';
 import { PetRepository } from './domain/pet-repository.js';
-import { DatabaseReadiness } from './infrastructure/database-readiness.js';
-import { DatabaseServer, openDatabaseServer } from './infrastructure/database-server.js';
-import { dataSourceOptions, openDataSource } from './infrastructure/database.js';
-import { sharedSecret } from './infrastructure/shared-secrets.js';
-import { TypeOrmDatabasePool } from './infrastructure/typeorm-database-pool.js';
-import { waitForDatabase } from './infrastructure/wait-for-database.js';
-import { connectRedis, FlexibleRateLimits, NoRateLimits } from './infrastructure/rate-limits.js';
-import { ApiKeyRecord } from './infrastructure/api-key.record.js';
-import { PetRecord } from './infrastructure/pet.record.js';
-import { TypeOrmApiKeys } from './infrastructure/typeorm-api-keys.js';
-import { TypeOrmIdempotencyStore } from './infrastructure/typeorm-idempotency-store.js';
-import { TypeOrmPetRepository } from './infrastructure/typeorm-pet-repository.js';
-import { ReplicaRoutingPetRepository } from './infrastructure/replica-reads.js';
-import { ReplicaSetStatus } from './infrastructure/replica-set-status.js';
-import { TypeOrmReplicas } from './infrastructure/typeorm-replicas.js';
-import { BearerKeyGuard } from './interface/http/bearer-key.guard.js';
-import { CursorCodec } from './interface/http/cursor.js';
-import { ErrorFilter } from './interface/http/error.filter.js';
-import { HealthController } from './interface/http/health.controller.js';
-import { loggerParams, startupLogger } from './interface/http/logging.js';
-import { HttpMetrics, MetricsController } from './interface/http/metrics.js';
-import { PetsController } from './interface/http/pets.controller.js';
-import { ShutdownState } from './interface/http/shutdown-state.js';
+import { DatabaseReadiness } from './platform/database/database-readiness.js';
+import { DatabaseServer, openDatabaseServer } from './platform/database/database-server.js';
+import { openDataSource } from './platform/database/database.js';
+import { dataSourceOptions } from './schema/data-source-options.js';
+import { sharedSecret } from './platform/database/shared-secrets.js';
+import { TypeOrmDatabasePool } from './platform/database/typeorm-database-pool.js';
+import { waitForDatabase } from './platform/database/wait-for-database.js';
+import { connectRedis, FlexibleRateLimits, NoRateLimits } from './platform/rate-limits/flexible-rate-limits.js';
+import { ApiKeyRecord } from './access/api-key.record.js';
+import { PetRecord } from './pets/pet.record.js';
+import { TypeOrmApiKeys } from './access/typeorm-api-keys.js';
+import { TypeOrmIdempotencyStore } from './pets/typeorm-idempotency-store.js';
+import { TypeOrmPetRepository } from './pets/typeorm-pet-repository.js';
+import { ReplicaRoutingPetRepository } from './pets/replica-routing-pet-repository.js';
+import { ReplicaSetStatus } from './platform/database/replica-set-status.js';
+import { TypeOrmReplicas } from './platform/database/typeorm-replicas.js';
+import { BearerKeyGuard } from './access/bearer-key.guard.js';
+import { CursorCodec } from './pets/cursor.js';
+import { ErrorFilter } from './platform/http/error.filter.js';
+import { HealthController } from './platform/observability/health.controller.js';
+import { loggerParams, startupLogger } from './platform/observability/logging.js';
+import { HttpMetrics, MetricsController } from './platform/observability/metrics.js';
+import { PetsController } from './pets/pets.controller.js';
+import { ShutdownState } from './platform/process/shutdown-state.js';
 
 const CONFIG = petstoreConfig.KEY;
 const DATA_SOURCE = getDataSourceToken();
@@ -56,7 +57,8 @@ export class DatabaseServerModule {}
  */
 @Module({
   imports: [
-    ConfigModule.forRoot({ isGlobal: true, load: [petstoreConfig] }),
+    // .env is read by readEnvFile() (main.ts), not by ConfigModule: one reader for every entry point.
+    ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [petstoreConfig] }),
     LoggerModule.forRootAsync({ inject: [CONFIG], useFactory: (config: Config) => loggerParams(config.log) }),
     DatabaseServerModule,
     TypeOrmModule.forRootAsync({
@@ -80,18 +82,23 @@ export class DatabaseServerModule {}
   controllers: [PetsController, HealthController, MetricsController],
   providers: [
     { provide: TypeOrmReplicas, inject: [DATA_SOURCE, CONFIG, DatabaseServer], useFactory: replicasFor },
+    // The pets on the primary; the use cases get them through PetRepository (reads may go to a
+    // replica) and the idempotency store runs them in its transaction.
+    {
+      provide: TypeOrmPetRepository,
+      inject: [DATA_SOURCE],
+      useFactory: (ds: DataSource) => new TypeOrmPetRepository(ds.getRepository(PetRecord)),
+    },
     {
       provide: PetRepository,
-      inject: [DATA_SOURCE, TypeOrmReplicas],
-      useFactory: (ds: DataSource, replicas: TypeOrmReplicas) => {
-        const primary = new TypeOrmPetRepository(ds.getRepository(PetRecord));
-        return replicas.none ? primary : new ReplicaRoutingPetRepository(primary, replicas.set);
-      },
+      inject: [TypeOrmPetRepository, TypeOrmReplicas],
+      useFactory: (primary: TypeOrmPetRepository, replicas: TypeOrmReplicas<PetRepository>) =>
+        replicas.none ? primary : new ReplicaRoutingPetRepository(primary, replicas.set),
     },
     {
       provide: IdempotencyStore,
-      inject: [DATA_SOURCE],
-      useFactory: (ds: DataSource) => new TypeOrmIdempotencyStore(ds),
+      inject: [DATA_SOURCE, TypeOrmPetRepository],
+      useFactory: (ds: DataSource, pets: TypeOrmPetRepository) => new TypeOrmIdempotencyStore(ds, pets),
     },
     { provide: DatabasePool, inject: [DATA_SOURCE], useFactory: (ds: DataSource) => new TypeOrmDatabasePool(ds) },
     { provide: Readiness, inject: [DATA_SOURCE], useFactory: (ds: DataSource) => new DatabaseReadiness(ds) },
@@ -115,7 +122,7 @@ export class DatabaseServerModule {}
     {
       provide: ReplicaStatus,
       inject: [TypeOrmReplicas],
-      useFactory: (replicas: TypeOrmReplicas) => new ReplicaSetStatus(replicas.set),
+      useFactory: (replicas: TypeOrmReplicas<PetRepository>) => new ReplicaSetStatus(replicas.set),
     },
     {
       provide: HttpMetrics,
@@ -144,11 +151,12 @@ async function databaseServerFor(config: Config): Promise<DatabaseServer> {
   return server;
 }
 
-function replicasFor(ds: DataSource, config: Config, server: DatabaseServer): TypeOrmReplicas {
+function replicasFor(ds: DataSource, config: Config, server: DatabaseServer): TypeOrmReplicas<PetRepository> {
   const logger = new Logger('Replicas');
   const replicas = new TypeOrmReplicas(ds, config.databaseReplicaUrls, {
     maxLagSeconds: config.databaseReplicaMaxLagSeconds,
-    schema: server.schema,
+    optionsFor: (url, waits) => dataSourceOptions(url, server.schema, waits),
+    readsOn: (replica) => new TypeOrmPetRepository(replica.getRepository(PetRecord)),
     log: (line) => logger.warn(line),
   });
   replicas.start();

@@ -1,23 +1,24 @@
 /**
  * Loaded first, with `node --import ./dist/src/instrumentation.js dist/src/main.js`: starts
- * OpenTelemetry tracing when an OTLP endpoint is set (src/tracing.ts), before the service's
- * modules load. Without an endpoint it does nothing and loads nothing more.
+ * OpenTelemetry tracing when an OTLP endpoint is set (src/platform/observability/tracing.ts),
+ * before the service's modules load. Without an endpoint it loads nothing more. The configuration
+ * is read by the same loader main.ts uses; a configuration error is reported there, in one line.
  */
-import { startTracing, tracingEndpoint, tracingSettingsFromEnvFile, tracingSettingsProblem } from './tracing.js';
+import { ConfigError, loadConfig, readEnvFile } from './platform/process/config.js';
 
-Object.assign(process.env, tracingSettingsFromEnvFile('.env'));
-if (tracingEndpoint() !== null) {
-  const problem = tracingSettingsProblem();
-  if (problem !== null) await refuseToStart(`Configuration error: ${problem}`);
+readEnvFile();
+const endpoint = tracingEndpointOrNull();
+if (endpoint !== null) {
+  const { startTracing } = await import('./platform/observability/tracing.js');
   await startTracing();
 }
 
-/** One line, in the configured log format, then exit code 1: as main.ts reports its own configuration errors. */
-async function refuseToStart(line: string): Promise<never> {
-  if (process.env.LOG_FORMAT?.trim().toLowerCase() === 'pretty') process.stderr.write(`${line}\n`);
-  else {
-    const { startupLogger } = await import('./interface/http/logging.js');
-    startupLogger({ level: 'info', pretty: false }, 2).fatal(line);
+/** Null when tracing is off, or when the configuration is wrong: main.ts then says what is wrong. */
+function tracingEndpointOrNull(): string | null {
+  try {
+    return loadConfig().tracingEndpoint;
+  } catch (error) {
+    if (error instanceof ConfigError) return null;
+    throw error;
   }
-  process.exit(1);
 }

@@ -1,18 +1,13 @@
 // Entry point of `npm run keys`: wires the stored keys to the command (a composition root, like main.ts).
 import { DataSource } from 'typeorm';
-import { ConfigError, loadConfig } from './config.js';
-import { dataSourceOptions } from './infrastructure/database.js';
-import { openDatabaseServer } from './infrastructure/database-server.js';
-import { ApiKeyRecord } from './infrastructure/api-key.record.js';
-import { TypeOrmApiKeys } from './infrastructure/typeorm-api-keys.js';
-import { runKeysCommand } from './interface/cli/keys.js';
+import { ConfigError, loadConfig, readEnvFile } from './platform/process/config.js';
+import { dataSourceOptions } from './schema/data-source-options.js';
+import { openDatabaseServer } from './platform/database/database-server.js';
+import { ApiKeyRecord } from './access/api-key.record.js';
+import { TypeOrmApiKeys } from './access/typeorm-api-keys.js';
+import { runKeysCommand } from './access/keys-cli.js';
 
-// .env, as the service reads it (real environment variables win).
-try {
-  process.loadEnvFile();
-} catch {
-  // No .env: the environment alone.
-}
+readEnvFile();
 let exitCode = 1;
 try {
   const config = loadConfig();

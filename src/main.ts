@@ -2,18 +2,20 @@ import { Logger } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { createApp } from './app.js';
 import { ApiKeys } from './application/api-keys.js';
-import { type Config, ConfigError, logFormatOf, petstoreConfig } from './config.js';
-import { DatabaseServer } from './infrastructure/database-server.js';
-import { StartupError } from './infrastructure/wait-for-database.js';
-import { EmbeddedPostgresError } from './infrastructure/embedded-postgres.js';
-import { announceFirstRunKey } from './interface/cli/first-run-key.js';
-import { flushLog, startupLogger } from './interface/http/logging.js';
-import { drain } from './shutdown.js';
-import { stopTracing } from './tracing.js';
+import { type Config, ConfigError, logFormatOf, petstoreConfig, readEnvFile } from './platform/process/config.js';
+import { DatabaseServer } from './platform/database/database-server.js';
+import { StartupError } from './platform/database/wait-for-database.js';
+import { EmbeddedPostgresError } from './platform/database/embedded-postgres.js';
+import { announceFirstRunKey } from './access/first-run-key.js';
+import { flushLog, startupLogger } from './platform/observability/logging.js';
+import { drain } from './platform/process/shutdown.js';
+import { stopTracing } from './platform/observability/tracing.js';
+import { propertyOf } from './platform/property-of.js';
 
 const logger = new Logger('Main');
 
 async function main(): Promise<void> {
+  readEnvFile();
   const app = await createApp();
   const config = app.get<Config>(petstoreConfig.KEY);
   const database = app.get(DatabaseServer);
@@ -61,7 +63,7 @@ async function listen(app: NestExpressApplication, config: Config): Promise<void
   try {
     await app.listen(config.port, config.host);
   } catch (error) {
-    const code = typeof error === 'object' && error !== null && 'code' in error ? error.code : null;
+    const code = propertyOf(error, 'code');
     const problem =
       code === 'EADDRINUSE'
         ? `Port ${config.port} is in use on ${config.host}: stop the other process or set PORT`

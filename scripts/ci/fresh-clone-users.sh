@@ -37,7 +37,7 @@ fi
 
 WORK=$(mktemp -d)        # state and logs of this run; root only
 chmod 700 "$WORK"
-: >"$WORK/checks" >"$WORK/report" >"$WORK/pgids" >"$WORK/dirs" >"$WORK/clusters"
+: >"$WORK/checks" >"$WORK/pgids" >"$WORK/dirs" >"$WORK/clusters"
 
 cleanup() {
   local rc=$? pgid dir cluster pid
@@ -69,12 +69,13 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 say() { printf '%s\n' "$*"; }
-report() { printf '%s\n' "$@" >>"$WORK/report"; }
+# Each scenario reports into a file of its own (SCENARIO is set when it starts): they run side by side.
+report() { printf '%s\n' "$@" >>"$WORK/report.${SCENARIO:-main}"; }
 pass() { say "  ok   $*"; echo pass >>"$WORK/checks"; }
 # Counts a failed check; the scenario goes on.
 fail_soft() { say "  FAIL $*" >&2; echo fail >>"$WORK/checks"; report "  FAILED: $*"; }
 # Counts a failed check and ends the scenario (each runs in a subshell); the next one still runs.
-fail() { fail_soft "$@"; touch "$WORK/ended-by-fail"; exit 1; }
+fail() { fail_soft "$@"; touch "$WORK/ended-by-fail.${SCENARIO:-main}"; exit 1; }
 
 # PIDs of postgres processes whose command line names DIR as the data directory (-D DIR).
 # Matches on the path, so the machine's own PostgreSQL (another -D) is never taken.
@@ -214,7 +215,7 @@ start_check() {
   report "first lines of \`npm start\` (stdout, its non-empty lines from npm's banner to the key):"
   # Past 14 lines, the first 8 and the last 4; log lines cut at 220 characters.
   awk '/^> petstore@.* start$/ {on = 1} on && NF {print "  | " substr($0, 1, 220)} /^  API key: psk_/ && on {exit}' "$out" |
-    awk '{line[NR] = $0} END {for (i = 1; i <= NR; i++) if (NR <= 14 || i <= 8 || i > NR - 4) print line[i]; else if (i == 9) print "  | ... (" NR - 12 " more lines)"}' >>"$WORK/report"
+    awk '{line[NR] = $0} END {for (i = 1; i <= NR; i++) if (NR <= 14 || i <= 8 || i > NR - 4) print line[i]; else if (i == 9) print "  | ... (" NR - 12 " more lines)"}' >>"$WORK/report.${SCENARIO:-main}"
   report "key: $key" \
     "POST /v1/pets {\"name\":\"Rex\",\"categoryId\":1} -> $created" \
     "GET /v1/pets -> 200 $(cat "$list")" \
@@ -299,16 +300,16 @@ setpriv --reuid=nobody --regid=nogroup --clear-groups "$NODE_BIN/node" --version
   { echo "$NODE_BIN/node is not runnable by other users" >&2; exit 2; }
 say "Node $("$NODE_BIN/node" --version) from $NODE_BIN; npm $(PATH="$NODE_BIN:$PATH" npm --version); clone of $HEAD_SHA"
 
-failed=0
-for name in ${SCENARIOS:-petdev root-private root-public}; do
+# run_scenario NAME: one scenario in a subshell; a failure is counted, and noted in $WORK/failed.NAME.
+run_scenario() {
+  local name=$1 scenario rc
+  local SCENARIO=$name
   case $name in
     petdev) scenario=scenario_petdev ;;
     root-private) scenario="scenario_root root-private 700" ;;
     root-public) scenario="scenario_root root-public 755" ;;
     *) echo "unknown scenario $name (petdev, root-private, root-public)" >&2; exit 2 ;;
   esac
-  fails_before=$(grep -c '^fail$' "$WORK/checks" || true)
-  rm -f "$WORK/ended-by-fail"
   set +e
   (
     set -eE
@@ -317,18 +318,31 @@ for name in ${SCENARIOS:-petdev root-private root-public}; do
   )
   rc=$?
   set -e
-  (($(grep -c '^fail$' "$WORK/checks" || true) > fails_before)) && failed=1
   # A scenario that broke on a command (set -e) rather than on a check still counts as a failure.
-  if ((rc != 0)) && [[ ! -e $WORK/ended-by-fail ]]; then
-    failed=1
+  if ((rc != 0)) && [[ ! -e $WORK/ended-by-fail.$name ]]; then
     echo fail >>"$WORK/checks"
     report "" "  FAILED: $name stopped on a command that exited $rc (see the log above)"
   fi
+  ((rc == 0)) || touch "$WORK/failed.$name"
+}
+
+# The non-root user's `npm test` is most of the wait, and shares nothing with root's clones (its
+# own user, home, npm cache and embedded cluster): root's two starts run beside it, one after the other.
+scenarios=(${SCENARIOS:-petdev root-private root-public})
+lanes=()
+for name in "${scenarios[@]}"; do
+  if [[ $name == petdev ]]; then run_scenario petdev & lanes+=($!); fi
 done
+(for name in "${scenarios[@]}"; do [[ $name == petdev ]] || run_scenario "$name"; done) &
+lanes+=($!)
+for lane in "${lanes[@]}"; do wait "$lane" || true; done
+failed=0
+compgen -G "$WORK/failed.*" >/dev/null && failed=1
+(($(grep -c '^fail$' "$WORK/checks" || true) > 0)) && failed=1
 
 echo
 echo "== report: fresh clones (keys are throwaway, from throwaway clones) =="
-cat "$WORK/report"
+cat "$WORK"/report.* 2>/dev/null || true
 echo
 npass=$(grep -c '^pass$' "$WORK/checks" || true)
 nfail=$(grep -c '^fail$' "$WORK/checks" || true)

@@ -12,11 +12,3 @@ export class PetNotFoundError extends Error {
     this.name = 'PetNotFoundError';
   }
 }
-
-/** The store did not answer (connection refused, timed out, shutting down). Part of every port's contract. */
-export class StoreUnavailableError extends Error {
-  constructor(options?: { cause?: unknown }) {
-    super('The pet store is temporarily unavailable', options);
-    this.name = 'StoreUnavailableError';
-  }
-}

@@ -17,17 +17,22 @@ export type NewPetInput = { name: unknown; categoryId: unknown; status?: unknown
  * could not keep exactly. Every problem is reported at once.
  */
 export function newPet(input: NewPetInput): NewPet {
-  const problems = [
-    ...nameProblems(input.name),
-    ...categoryIdProblems(input.categoryId),
-    ...(input.status === undefined ? [] : statusProblems(input.status)),
-  ];
+  const problems = newPetProblems(input);
   if (problems.length > 0) throw new InvalidPetError(problems);
   return {
     name: input.name as string,
     categoryId: input.categoryId as number,
     status: isPetStatus(input.status) ? input.status : DEFAULT_PET_STATUS,
   };
+}
+
+/** What newPet() refuses `input` for, field by field; empty when it accepts it. */
+export function newPetProblems(input: NewPetInput): string[] {
+  return [
+    ...nameProblems(input.name),
+    ...categoryIdProblems(input.categoryId),
+    ...(input.status === undefined ? [] : statusProblems(input.status)),
+  ];
 }
 
 /** Code points from `first` to `last`, both included. */

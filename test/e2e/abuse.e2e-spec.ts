@@ -1,28 +1,12 @@
 import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { ApiKeyRecord } from '../../src/infrastructure/api-key.record.js';
-import { TypeOrmApiKeys } from '../../src/infrastructure/typeorm-api-keys.js';
-import { FlexibleRateLimits } from '../../src/infrastructure/rate-limits.js';
-import { openTestDatabase, type TestDatabase } from '../support/database.js';
-import { authorized, startServer, TEST_API_KEY, type TestServer } from '../support/server.js';
+import { ApiKeyRecord } from '../../src/access/api-key.record.js';
+import { TypeOrmApiKeys } from '../../src/access/typeorm-api-keys.js';
+import { FlexibleRateLimits } from '../../src/platform/rate-limits/flexible-rate-limits.js';
+import { authorized, TEST_API_KEY, type TestServer, serversOnOneDatabase, startServer } from '../support/server.js';
 import { startTcpProxy } from '../support/tcp-proxy.js';
 
-let database: TestDatabase;
-const servers: TestServer[] = [];
-
-beforeAll(async () => {
-  database = await openTestDatabase();
-});
-afterAll(async () => {
-  await Promise.all(servers.map((server) => server.close()));
-  await database?.close();
-});
-
-async function serve(options: Parameters<typeof startServer>[1] = {}): Promise<TestServer> {
-  const server = await startServer(database, options);
-  servers.push(server);
-  return server;
-}
+const { database, start } = serversOnOneDatabase();
 
 function list(server: TestServer, headers: Record<string, string>): Promise<Response> {
   return fetch(`${server.url}/v1/pets`, { headers });
@@ -30,7 +14,7 @@ function list(server: TestServer, headers: Record<string, string>): Promise<Resp
 
 describe('rate limits', () => {
   it('answers 429 rate_limited with Retry-After once a key has used its requests for the minute', async () => {
-    const server = await serve({
+    const server = await start({
       rateLimits: new FlexibleRateLimits({ perKeyPerMinute: 5, failedAuthenticationsPerMinute: 100 }, null),
     });
 
@@ -52,7 +36,7 @@ describe('rate limits', () => {
   });
 
   it('limits failed authentications per client address, so keys cannot be guessed at speed', async () => {
-    const server = await serve({
+    const server = await start({
       rateLimits: new FlexibleRateLimits({ perKeyPerMinute: 100, failedAuthenticationsPerMinute: 3 }, null),
     });
 
@@ -73,9 +57,9 @@ describe('rate limits', () => {
   });
 
   it('answers an address over its failed-authentication limit without a database lookup, whatever key it tries next', async () => {
-    const proxy = await startTcpProxy(database.url);
+    const proxy = await startTcpProxy(database().url);
     const server = await startServer(
-      { url: proxy.url, schema: database.schema },
+      { url: proxy.url, schema: database().schema },
       { rateLimits: new FlexibleRateLimits({ perKeyPerMinute: 100, failedAuthenticationsPerMinute: 2 }, null) },
     );
     try {
@@ -105,10 +89,10 @@ describe('rate limits', () => {
     // The test key's counter may remain from an earlier run on the same Redis.
     await redisA.del(`petstore:key:${createHash('sha256').update(TEST_API_KEY).digest('hex')}`);
     try {
-      const a = await serve({
+      const a = await start({
         rateLimits: new FlexibleRateLimits({ perKeyPerMinute: 4, failedAuthenticationsPerMinute: 100 }, redisA),
       });
-      const b = await serve({
+      const b = await start({
         rateLimits: new FlexibleRateLimits({ perKeyPerMinute: 4, failedAuthenticationsPerMinute: 100 }, redisB),
       });
 
@@ -131,9 +115,9 @@ describe('rate limits', () => {
 
 describe('stored keys over HTTP', () => {
   it('accepts an issued key, and every instance refuses it within the cache time once revoked', async () => {
-    const a = await serve({ apiKeyCacheSeconds: 1 });
-    const b = await serve({ apiKeyCacheSeconds: 1 });
-    const keys = new TypeOrmApiKeys(database.dataSource.getRepository(ApiKeyRecord), []);
+    const a = await start({ apiKeyCacheSeconds: 1 });
+    const b = await start({ apiKeyCacheSeconds: 1 });
+    const keys = new TypeOrmApiKeys(database().dataSource.getRepository(ApiKeyRecord), []);
     const { id, key } = await keys.issue('e2e');
     const bearer = { Authorization: `Bearer ${key}` };
     expect((await list(a, bearer)).status).toBe(200);
@@ -157,7 +141,7 @@ describe('stored keys over HTTP', () => {
 
 describe('response headers a security review expects', () => {
   it('sends nosniff and no-store on API answers, and no X-Powered-By', async () => {
-    const server = await serve();
+    const server = await start();
 
     for (const response of [
       await list(server, authorized),

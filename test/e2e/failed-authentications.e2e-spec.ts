@@ -1,28 +1,17 @@
-import { ApiKeyRecord } from '../../src/infrastructure/api-key.record.js';
-import { TypeOrmApiKeys } from '../../src/infrastructure/typeorm-api-keys.js';
-import { FlexibleRateLimits } from '../../src/infrastructure/rate-limits.js';
-import { openTestDatabase, type TestDatabase } from '../support/database.js';
+import { ApiKeyRecord } from '../../src/access/api-key.record.js';
+import { TypeOrmApiKeys } from '../../src/access/typeorm-api-keys.js';
+import { FlexibleRateLimits } from '../../src/platform/rate-limits/flexible-rate-limits.js';
 import { getFrom } from '../support/from-address.js';
-import { authorized, startServer, type TestServer } from '../support/server.js';
+import { authorized, type TestServer, serversOnOneDatabase, startServer } from '../support/server.js';
 import { startTcpProxy } from '../support/tcp-proxy.js';
 
 // Requests from fetch come from 127.0.0.1; getFrom() sends from another loopback address, another client.
-let database: TestDatabase;
-const servers: TestServer[] = [];
-
-beforeAll(async () => {
-  database = await openTestDatabase();
-});
-afterAll(async () => {
-  await Promise.all(servers.map((server) => server.close()));
-  await database?.close();
-});
+const { database, start } = serversOnOneDatabase();
 
 /** A fresh server (fresh counters) allowing `failures` wrong keys a minute per address. */
 async function serve(failures: number, apiKeyCacheSeconds = 5): Promise<TestServer> {
   const rateLimits = new FlexibleRateLimits({ perKeyPerMinute: 100, failedAuthenticationsPerMinute: failures }, null);
-  const server = await startServer(database, { rateLimits, apiKeyCacheSeconds });
-  servers.push(server);
+  const server = await start({ rateLimits, apiKeyCacheSeconds });
   return server;
 }
 
@@ -44,7 +33,7 @@ function outlive(milliseconds: number): Promise<void> {
 }
 
 async function issueKey(): Promise<Record<string, string>> {
-  const keys = new TypeOrmApiKeys(database.dataSource.getRepository(ApiKeyRecord), []);
+  const keys = new TypeOrmApiKeys(database().dataSource.getRepository(ApiKeyRecord), []);
   const { key } = await keys.issue('failed-authentications e2e');
   return { Authorization: `Bearer ${key}` };
 }
@@ -122,7 +111,7 @@ describe('failed authentications', () => {
 
   it('forgets a stored key once revoked: from a blocked address it is a wrong key again', async () => {
     const server = await serve(2, 1);
-    const keys = new TypeOrmApiKeys(database.dataSource.getRepository(ApiKeyRecord), []);
+    const keys = new TypeOrmApiKeys(database().dataSource.getRepository(ApiKeyRecord), []);
     const { id, key } = await keys.issue('revoked from a blocked address');
     const stored = { Authorization: `Bearer ${key}` };
     expect((await list(server, stored)).status).toBe(200);
@@ -135,9 +124,9 @@ describe('failed authentications', () => {
   });
 
   it('spends no store lookup on a stored key first seen from a blocked address', async () => {
-    const proxy = await startTcpProxy(database.url);
+    const proxy = await startTcpProxy(database().url);
     const rateLimits = new FlexibleRateLimits({ perKeyPerMinute: 100, failedAuthenticationsPerMinute: 1 }, null);
-    const server = await startServer({ url: proxy.url, schema: database.schema }, { rateLimits });
+    const server = await startServer({ url: proxy.url, schema: database().schema }, { rateLimits });
     try {
       const stored = await issueKey();
       expect((await list(server, { Authorization: 'Bearer guess' })).status).toBe(401);

@@ -3,6 +3,7 @@ import { type EventEmitter, errorMonitor } from 'node:events';
 import { connect, type Socket } from 'node:net';
 import fc from 'fast-check';
 import { TEST_API_KEY, useService } from '../support/server.js';
+import { ERROR_CODES } from '../support/error-codes.js';
 
 // Property-based fuzzing below the HTTP client: raw bytes on fresh TCP connections, for what
 // fetch and node:http will not send. Each connection carries a keep-alive pipeline written in one
@@ -39,19 +40,6 @@ const HANG_MS = 2000;
 const LINGER_MS = 40;
 const BODY_LIMIT = 16 * 1024;
 const AUTH = `Authorization: Bearer ${TEST_API_KEY}`;
-const ERROR_CODES = new Map<number, string>([
-  [400, 'invalid_request'],
-  [401, 'unauthorized'],
-  [404, 'not_found'],
-  [405, 'method_not_allowed'],
-  [409, 'idempotency_conflict'],
-  [413, 'payload_too_large'],
-  [415, 'unsupported_media_type'],
-  [422, 'idempotency_key_reused'],
-  [429, 'rate_limited'],
-  [500, 'internal_error'],
-  [503, 'unavailable'],
-]);
 const CODES = new Set(ERROR_CODES.values());
 
 const service = useService();

@@ -5,6 +5,7 @@ import fc from 'fast-check';
 import { openTestDatabase, type TestDatabase } from '../support/database.js';
 import { curl, send, sentTarget, type Outcome, type WireRequest, type WireResponse } from '../support/fuzz-http.js';
 import { startServer, TEST_API_KEY, type TestServer } from '../support/server.js';
+import { ERROR_CODES } from '../support/error-codes.js';
 
 // Property-based fuzzing of the whole HTTP surface: batches of generated requests, sent
 // concurrently to the real stack on a real PostgreSQL. Every answer must be a well-formed Pet,
@@ -37,19 +38,6 @@ const NAME_PATTERN = new RegExp(String(field(NAME_SCHEMA, 'pattern')));
 const NAME_NOT_PATTERN = new RegExp(String(field(NAME_SCHEMA, 'not', 'pattern')));
 const SUNSET = 'Thu, 05 Dec 2030 00:00:00 GMT';
 const DEPRECATION = '@1795219200';
-const ERROR_CODES = new Map<number, string>([
-  [400, 'invalid_request'],
-  [401, 'unauthorized'],
-  [404, 'not_found'],
-  [405, 'method_not_allowed'],
-  [409, 'idempotency_conflict'],
-  [413, 'payload_too_large'],
-  [415, 'unsupported_media_type'],
-  [422, 'idempotency_key_reused'],
-  [429, 'rate_limited'],
-  [500, 'internal_error'],
-  [503, 'unavailable'],
-]);
 
 type Header = [string, string];
 /** A header whose value is `value` written `times` times (kept short in counterexamples). */

@@ -1,6 +1,7 @@
 import { request as httpRequest } from 'node:http';
+import { PetstoreClient } from '../../packages/client/src/index.js';
 import { readPet } from '../support/http.js';
-import { json, useService } from '../support/server.js';
+import { json, TEST_API_KEY, useService } from '../support/server.js';
 
 // Through a proxy, so that one test can make the database fail mid-way.
 const service = useService({ throughProxy: true });
@@ -111,6 +112,18 @@ describe('Idempotency-Key on POST /v1/pets', () => {
     expect(failed.status).toBe(503);
     expect(retry.status).toBe(201);
     expect(retry.headers.get('idempotent-replayed')).toBeNull();
+    expect(await petCount()).toBe(1);
+  });
+
+  it('lets the client package create through an outage: it retries its key after each 503 until the database is back', async () => {
+    const petstore = new PetstoreClient({ baseUrl: `${service.server.url}/v1`, apiKey: TEST_API_KEY });
+    await service.proxy.cut();
+
+    const creating = petstore.pets.create({ name: 'Rex', categoryId: 1 });
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    await service.proxy.restore();
+
+    expect(await creating).toMatchObject({ name: 'Rex' });
     expect(await petCount()).toBe(1);
   });
 

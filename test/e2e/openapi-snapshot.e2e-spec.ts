@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import openapiTS, { astToString } from 'openapi-typescript';
-import { SNAPSHOT_SERVERS } from '../../src/interface/http/openapi.js';
+import { SNAPSHOT_SERVERS } from '../../src/pets/openapi.js';
 import { useService } from '../support/server.js';
 
 const service = useService({ servers: SNAPSHOT_SERVERS });
@@ -12,13 +12,16 @@ describe('the committed OpenAPI snapshot (docs/openapi.json)', () => {
     expect(served).toEqual(JSON.parse(await readFile('docs/openapi.json', 'utf8')));
   });
 
-  it('is what the committed typed client (test/client/petstore-api.ts) was generated from', async () => {
+  it('is what the types of the client package (packages/client/src/petstore-api.ts) were generated from: `npm run openapi` writes both', async () => {
     const generated = astToString(
       await openapiTS(new URL('../../docs/openapi.json', import.meta.url), { redocly: undefined }),
     );
 
     // The CLI adds a header comment before the generated code; the rest must match exactly.
-    const committed = (await readFile('test/client/petstore-api.ts', 'utf8')).replace(/^\/\*\*[\s\S]*?\*\/\n\n/, '');
+    const committed = (await readFile('packages/client/src/petstore-api.ts', 'utf8')).replace(
+      /^\/\*\*[\s\S]*?\*\/\n\n/,
+      '',
+    );
     expect(committed.trim()).toBe(generated.trim());
   });
 });

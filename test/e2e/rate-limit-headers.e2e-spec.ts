@@ -1,24 +1,13 @@
-import { FlexibleRateLimits } from '../../src/infrastructure/rate-limits.js';
-import { openTestDatabase, type TestDatabase } from '../support/database.js';
-import { authorized, json, startServer, type TestServer } from '../support/server.js';
+import { FlexibleRateLimits } from '../../src/platform/rate-limits/flexible-rate-limits.js';
+import { authorized, json, type TestServer, serversOnOneDatabase } from '../support/server.js';
 
 // IETF draft "RateLimit header fields for HTTP": RateLimit-Policy `"name";q=<quota>;w=<window>`,
 // RateLimit `"name";r=<remaining>;t=<seconds to reset>`.
-let database: TestDatabase;
-const servers: TestServer[] = [];
-
-beforeAll(async () => {
-  database = await openTestDatabase();
-});
-afterAll(async () => {
-  await Promise.all(servers.map((server) => server.close()));
-  await database?.close();
-});
+const { start } = serversOnOneDatabase();
 
 async function serve(perKeyPerMinute: number): Promise<TestServer> {
   const rateLimits = new FlexibleRateLimits({ perKeyPerMinute, failedAuthenticationsPerMinute: 100 }, null);
-  const server = await startServer(database, { rateLimits });
-  servers.push(server);
+  const server = await start({ rateLimits });
   return server;
 }
 
@@ -68,8 +57,7 @@ describe('RateLimit header fields', () => {
 
   it('are not sent without a key, nor when rate limiting is off', async () => {
     const limited = await serve(10);
-    const unlimited = await startServer(database);
-    servers.push(unlimited);
+    const unlimited = await start();
 
     const withoutKey = await fetch(`${limited.url}/v1/pets`);
     const off = await fetch(`${unlimited.url}/v1/pets`, { headers: authorized });

@@ -1,28 +1,17 @@
-import { FlexibleRateLimits } from '../../src/infrastructure/rate-limits.js';
+import { FlexibleRateLimits } from '../../src/platform/rate-limits/flexible-rate-limits.js';
 import { getFrom } from '../support/from-address.js';
-import { openTestDatabase, type TestDatabase } from '../support/database.js';
-import { startServer, type TestServer } from '../support/server.js';
+import { serversOnOneDatabase } from '../support/server.js';
 
 // The failed-authentication limit counts per client address. Behind a balancer every request
 // comes from the balancer, so the client address must come from its X-Forwarded-For, and only
 // when the balancer is a trusted proxy: from anyone else the header changes nothing.
 
-let database: TestDatabase;
-const servers: TestServer[] = [];
-
-beforeAll(async () => {
-  database = await openTestDatabase();
-});
-afterAll(async () => {
-  await Promise.all(servers.map((server) => server.close()));
-  await database?.close();
-});
+const { start } = serversOnOneDatabase();
 
 /** A fresh server (fresh in-memory counters) allowing 3 failed authentications a minute per address. */
 async function serve(trustedProxies?: string): Promise<string> {
   const rateLimits = new FlexibleRateLimits({ perKeyPerMinute: 1000, failedAuthenticationsPerMinute: 3 }, null);
-  const server = await startServer(database, { rateLimits, trustedProxies });
-  servers.push(server);
+  const server = await start({ rateLimits, trustedProxies });
   return `${server.url}/v1/pets`;
 }
 

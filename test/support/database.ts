@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
-import { dataSourceOptions } from '../../src/infrastructure/database.js';
-import { type EmbeddedDatabase, startEmbeddedPostgres } from '../../src/infrastructure/embedded-postgres.js';
+import { dataSourceOptions } from '../../src/schema/data-source-options.js';
+import { type EmbeddedDatabase, startEmbeddedPostgres } from '../../src/platform/database/embedded-postgres.js';
 
 export type TestDatabase = {
   dataSource: DataSource;

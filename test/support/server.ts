@@ -4,12 +4,12 @@ import { PARAMS_PROVIDER_TOKEN } from 'nestjs-pino';
 import type { DestinationStream } from 'pino';
 import { APP_OPTIONS, configureApp, createExpressAdapter } from '../../src/app.js';
 import { AppModule } from '../../src/app.module.js';
-import { loadConfig, petstoreConfig } from '../../src/config.js';
-import { DatabaseServer } from '../../src/infrastructure/database-server.js';
-import { findFreePort } from '../../src/infrastructure/embedded-postgres.js';
-import { NoRateLimits } from '../../src/infrastructure/rate-limits.js';
-import { RateLimits } from '../../src/application/rate-limits.js';
-import { loggerParams } from '../../src/interface/http/logging.js';
+import { loadConfig, petstoreConfig } from '../../src/platform/process/config.js';
+import { DatabaseServer } from '../../src/platform/database/database-server.js';
+import { findFreePort } from '../../src/platform/database/embedded-postgres.js';
+import { NoRateLimits } from '../../src/platform/rate-limits/flexible-rate-limits.js';
+import { RateLimits } from '../../src/platform/rate-limits/rate-limits.js';
+import { loggerParams } from '../../src/platform/observability/logging.js';
 import { openTestDatabase, type TestDatabase } from './database.js';
 import { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
 
@@ -112,4 +112,35 @@ export function useService(options: ServerOptions & { throughProxy?: boolean } =
     await service.database.reset();
   });
   return service;
+}
+
+/**
+ * For a test file that starts several servers on one database: the database opens before the
+ * file's tests, and every server `start()` made closes with it after them.
+ */
+export function serversOnOneDatabase(): {
+  database: () => TestDatabase;
+  start: (options?: ServerOptions) => Promise<TestServer>;
+} {
+  let database: TestDatabase | undefined;
+  const servers: TestServer[] = [];
+  beforeAll(async () => {
+    database = await openTestDatabase();
+  });
+  afterAll(async () => {
+    await Promise.all(servers.map((server) => server.close()));
+    await database?.close();
+  });
+  const opened = (): TestDatabase => {
+    if (database === undefined) throw new Error('serversOnOneDatabase(): the database opens in beforeAll');
+    return database;
+  };
+  return {
+    database: opened,
+    start: async (options) => {
+      const server = await startServer(opened(), options);
+      servers.push(server);
+      return server;
+    },
+  };
 }

@@ -1,0 +1,15 @@
+import type { DataSource } from 'typeorm';
+import { Readiness } from './readiness.js';
+import { translateStoreErrors, StoreUnavailableError } from './store-errors.js';
+
+/** Ready when the database answers `SELECT 1` through the service's own pool. */
+export class DatabaseReadiness extends Readiness {
+  constructor(private readonly dataSource: DataSource) {
+    super();
+  }
+
+  async check(): Promise<void> {
+    if (!this.dataSource.isInitialized) throw new StoreUnavailableError();
+    await translateStoreErrors(() => this.dataSource.query('SELECT 1'));
+  }
+}

@@ -1,0 +1,81 @@
+import { ReplicaRoutingPetRepository } from '../../../src/pets/replica-routing-pet-repository.js';
+import { dataSourceOptions } from '../../../src/schema/data-source-options.js';
+import type { PetRepository } from '../../../src/domain/pet-repository.js';
+import { PetRecord } from '../../../src/pets/pet.record.js';
+import { TypeOrmPetRepository } from '../../../src/pets/typeorm-pet-repository.js';
+import { REPLICA_READ_DEADLINE_MS, TypeOrmReplicas } from '../../../src/platform/database/typeorm-replicas.js';
+import { openTestDatabase, type TestDatabase } from '../../support/database.js';
+import { aNewPet } from '../../support/pets.js';
+import { startStallingProxy, type StallingProxy } from '../../support/stalling-proxy.js';
+
+// The replica here is the test database itself seen through a proxy that can go silent: what is
+// tested is the routing over real pools and real timeouts. Lag and replay on a real streaming
+// replica are measured by the cluster tests (test/cluster).
+
+let database: TestDatabase;
+let proxy: StallingProxy;
+let replicas: TypeOrmReplicas<PetRepository>;
+let pets: ReplicaRoutingPetRepository;
+
+beforeAll(async () => {
+  database = await openTestDatabase();
+  proxy = await startStallingProxy(database.url);
+  replicas = new TypeOrmReplicas(database.dataSource, [proxy.url], {
+    maxLagSeconds: 2,
+    optionsFor: (url, waits) => dataSourceOptions(url, database.schema, waits),
+    readsOn: (replica) => new TypeOrmPetRepository(replica.getRepository(PetRecord)),
+  });
+  pets = new ReplicaRoutingPetRepository(
+    new TypeOrmPetRepository(database.dataSource.getRepository(PetRecord)),
+    replicas.set,
+  );
+});
+afterAll(async () => {
+  proxy.resume();
+  await replicas?.onApplicationShutdown();
+  await proxy?.close();
+  await database?.close();
+});
+
+async function timed<T>(work: Promise<T>): Promise<{ value: T; ms: number }> {
+  const started = performance.now();
+  const value = await work;
+  return { value, ms: performance.now() - started };
+}
+
+describe('TypeOrmReplicas with ReplicaRoutingPetRepository', () => {
+  it('reads from the replica once a check found it answering; creates go to the primary', async () => {
+    const created = await pets.add(aNewPet({ name: 'Rex' }));
+    await replicas.set.check();
+    const before = proxy.bytesFromServer();
+
+    expect(await pets.findById(created.id)).toEqual(created);
+    expect((await pets.list({ limit: 10 })).map((pet) => pet.id)).toContain(created.id);
+    expect(proxy.bytesFromServer()).toBeGreaterThan(before);
+    expect(replicas.set.status()).toEqual([expect.objectContaining({ usable: true })]);
+  });
+
+  it('a replica that stops answering costs a read at most 1 s, then reads go to the primary until a check sees it back', async () => {
+    const created = await pets.add(aNewPet({ name: 'Rex' }));
+    await replicas.set.check();
+    proxy.stall();
+
+    const first = await timed(pets.findById(created.id));
+    const second = await timed(pets.list({ limit: 10 }));
+    await replicas.set.check();
+
+    expect(first.value).toEqual(created);
+    expect(first.ms).toBeLessThan(1000);
+    expect(second.value.map((pet) => pet.id)).toContain(created.id);
+    // Not sent to the stalled replica: it waits out no read deadline.
+    expect(second.ms).toBeLessThan(REPLICA_READ_DEADLINE_MS);
+    expect(replicas.set.status()).toEqual([expect.objectContaining({ usable: false })]);
+
+    proxy.resume();
+    await replicas.set.check();
+    expect(replicas.set.status()).toEqual([expect.objectContaining({ usable: true })]);
+    const before = proxy.bytesFromServer();
+    expect(await pets.findById(created.id)).toEqual(created);
+    expect(proxy.bytesFromServer()).toBeGreaterThan(before);
+  });
+});

@@ -1,0 +1,104 @@
+import { DataSource } from 'typeorm';
+import { dataSourceOptions } from '../../../src/schema/data-source-options.js';
+import { PetRecord } from '../../../src/pets/pet.record.js';
+import { PAGE, PAGE_WITH_STATUS, TypeOrmPetRepository } from '../../../src/pets/typeorm-pet-repository.js';
+import { describePetRepositoryContract } from '../../contracts/pet-repository.contract.js';
+import { openTestDatabase, type TestDatabase } from '../../support/database.js';
+import { aNewPet } from '../../support/pets.js';
+import { startTcpProxy } from '../../support/tcp-proxy.js';
+import { StoreUnavailableError } from '../../../src/platform/database/store-errors.js';
+
+let database: TestDatabase;
+let repository: TypeOrmPetRepository;
+
+beforeAll(async () => {
+  database = await openTestDatabase();
+  repository = new TypeOrmPetRepository(database.dataSource.getRepository(PetRecord));
+});
+afterAll(async () => {
+  await database.close();
+});
+beforeEach(async () => {
+  await database.reset();
+});
+
+describePetRepositoryContract('TypeOrmPetRepository', () => ({ repository: () => repository }));
+
+describe('TypeOrmPetRepository on PostgreSQL', () => {
+  it('stores ids as bigint identities, starting at 1', async () => {
+    const pet = await repository.add(aNewPet());
+
+    expect(pet.id).toBe(1);
+    const [column] = await database.dataSource.query<unknown[]>(
+      `SELECT data_type, is_identity FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'pets' AND column_name = 'id'`,
+    );
+    expect(column).toEqual({ data_type: 'bigint', is_identity: 'YES' });
+  });
+
+  it('refuses to return an id beyond 2^53-1 rather than round it', async () => {
+    await database.dataSource.query(
+      `INSERT INTO pets (id, name, category_id, status) OVERRIDING SYSTEM VALUE VALUES (9007199254740993, 'Big', 1, 'sold')`,
+    );
+
+    await expect(repository.list({ limit: 10 })).rejects.toThrow(/exceeds 2\^53-1/);
+    await expect(repository.list({ status: 'sold', limit: 10 })).rejects.toThrow(/exceeds 2\^53-1/);
+  });
+
+  it.each([
+    ['with a rare status', PAGE_WITH_STATUS, "'sold', 15000, 21", 'pets_status_id_idx'],
+    ['without one', PAGE, '15000, 21', 'pets_pkey'],
+  ])(
+    'pages %s by walking an index, with no sort and no offset, even deep in the table',
+    async (_case, sql, parameters, index) => {
+      await database.dataSource.query(
+        `INSERT INTO pets (name, category_id, status) SELECT 'p' || i, 1, CASE WHEN i % 100 = 0 THEN 'sold' ELSE 'available' END FROM generate_series(1, 20000) i`,
+      );
+      await database.dataSource.query('ANALYZE pets');
+      const session = database.dataSource.createQueryRunner();
+      try {
+        // The service's own statement, deep in the table. pg sends unnamed statements, which
+        // PostgreSQL plans with their parameter values: a custom plan, as forced here.
+        await session.query('SET plan_cache_mode = force_custom_plan');
+        await session.query(`PREPARE page_${index} AS ${sql}`);
+        const plan = await session.manager.query<{ 'QUERY PLAN': string }[]>(
+          `EXPLAIN EXECUTE page_${index}(${parameters})`,
+        );
+        const text = plan.map((row) => row['QUERY PLAN']).join('\n');
+
+        expect(text).toContain(`Index Scan using ${index}`);
+        expect(text).not.toMatch(/Sort|Seq Scan/);
+      } finally {
+        await session.release();
+      }
+    },
+  );
+
+  it('keeps the database checks as a backstop behind the domain rules', async () => {
+    await expect(
+      database.dataSource.query(`INSERT INTO pets (name, category_id, status) VALUES ('x', 1, 'lost')`),
+    ).rejects.toThrow(/check constraint/);
+    await expect(
+      database.dataSource.query(`INSERT INTO pets (name, category_id, status) VALUES ('x', 0, 'sold')`),
+    ).rejects.toThrow(/check constraint/);
+  });
+
+  it('throws StoreUnavailableError, not a driver error, when the database goes away, and recovers when it returns', async () => {
+    const proxy = await startTcpProxy(database.url);
+    const viaProxy = new DataSource(dataSourceOptions(proxy.url, database.schema));
+    await viaProxy.initialize();
+    const flaky = new TypeOrmPetRepository(viaProxy.getRepository(PetRecord));
+    try {
+      await proxy.cut();
+
+      await expect(flaky.list({ limit: 1 })).rejects.toBeInstanceOf(StoreUnavailableError);
+      await expect(flaky.add(aNewPet())).rejects.toBeInstanceOf(StoreUnavailableError);
+      await expect(flaky.findById(1)).rejects.toBeInstanceOf(StoreUnavailableError);
+
+      await proxy.restore();
+      await expect(flaky.list({ limit: 1 })).resolves.toEqual([]);
+    } finally {
+      await viaProxy.destroy();
+      await proxy.close();
+    }
+  });
+});

@@ -1,0 +1,48 @@
+import { WatchedClient } from '../../../../src/platform/database/silent-connections.js';
+import { poolOf, TypeOrmDatabasePool } from '../../../../src/platform/database/typeorm-database-pool.js';
+import { openTestDatabase, type TestDatabase } from '../../../support/database.js';
+
+// What the service relies on in TypeORM and pg beyond their documented calls (docs/internals.md):
+// these fail when an upgrade changes it.
+
+let database: TestDatabase;
+
+beforeAll(async () => {
+  database = await openTestDatabase();
+});
+afterAll(async () => {
+  await database.close();
+});
+
+describe('the pool behind TypeORM', () => {
+  it('is read from PostgresDriver.master: usage counts the connections TypeORM opened and lends', async () => {
+    const pool = new TypeOrmDatabasePool(database.dataSource);
+    const before = pool.usage();
+    const runner = database.dataSource.createQueryRunner();
+    await runner.connect();
+
+    const lent = pool.usage();
+    await runner.release();
+
+    expect(before.total).toBeGreaterThanOrEqual(1);
+    expect(before).toEqual({ total: before.total, idle: before.total, waiting: 0 });
+    expect(lent).toEqual({ total: before.total, idle: before.total - 1, waiting: 0 });
+  });
+
+  it('lends WatchedClients that talk over the socket handed to pg (its Client `stream` and pool `Client` options)', async () => {
+    const pool = poolOf(database.dataSource);
+    if (pool === null) throw new Error('no pg pool behind the data source');
+    const client = await pool.connect();
+    // A lent client whose socket ends reports it as an error event besides failing the query.
+    client.on('error', () => undefined);
+    try {
+      if (!(client instanceof WatchedClient)) throw new Error('the pool lent a client that is not a WatchedClient');
+
+      expect(client.socket.remotePort).toBe(Number(new URL(database.url).port || 5432));
+      client.socket.destroy();
+      await expect(client.query('SELECT 1')).rejects.toThrow();
+    } finally {
+      client.release(true);
+    }
+  });
+});

@@ -1,0 +1,70 @@
+import { readdir } from 'node:fs/promises';
+import { MIGRATIONS } from '../../../src/schema/migrations.js';
+import { openTestDatabase, type TestDatabase } from '../../support/database.js';
+
+let database: TestDatabase;
+
+beforeAll(async () => {
+  database = await openTestDatabase();
+});
+afterAll(async () => {
+  await database.close();
+});
+
+async function tables(): Promise<string[]> {
+  const rows: { table_name: string }[] = await database.dataSource.query(
+    `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() ORDER BY table_name`,
+  );
+  return rows.map((row) => row.table_name);
+}
+
+describe('migrations', () => {
+  it('create the schema, revert cleanly and apply again', async () => {
+    expect(await tables()).toEqual(['api_keys', 'idempotency_keys', 'migrations', 'pets', 'service_secrets']);
+
+    while ((await database.dataSource.query<unknown[]>('SELECT 1 FROM migrations')).length > 0)
+      await database.dataSource.undoLastMigration();
+    expect(await tables()).toEqual(['migrations']);
+
+    await database.dataSource.runMigrations();
+    expect(await tables()).toEqual(['api_keys', 'idempotency_keys', 'migrations', 'pets', 'service_secrets']);
+  });
+
+  it('keep the idempotency records of a deployment made before they pointed at the pet', async () => {
+    while (
+      (
+        await database.dataSource.query<unknown[]>(
+          `SELECT 1 FROM migrations WHERE name = 'IdempotencyKeepsThePet1795392000000'`,
+        )
+      ).length > 0
+    ) {
+      await database.dataSource.undoLastMigration();
+    }
+    await database.dataSource.query(`INSERT INTO pets (name, category_id, status) VALUES ('Rex', 3, 'sold')`);
+    await database.dataSource.query(
+      `INSERT INTO idempotency_keys (caller, key, fingerprint, response_status, response_body, response_location, expires_at)
+       VALUES ('c', 'k', 'f', 201, '{"id":1,"name":"Rex","categoryId":3,"status":"sold"}', '/v1/pets/1', now() + interval '1 hour')`,
+    );
+
+    await database.dataSource.runMigrations();
+
+    expect(await database.dataSource.query(`SELECT caller, key, fingerprint, pet_id FROM idempotency_keys`)).toEqual([
+      { caller: 'c', key: 'k', fingerprint: 'f', pet_id: '1' },
+    ]);
+    await database.reset();
+  });
+
+  it('are all listed: every file in src/schema/migrations is in MIGRATIONS (src/schema/migrations.ts), in order', async () => {
+    const files = (await readdir('src/schema/migrations')).filter((file) => file.endsWith('.ts')).sort();
+
+    expect(MIGRATIONS.map((migration) => migration.name)).toEqual(
+      files.map((file) => `${pascalCase(file.replace(/^\d+-|\.ts$/g, ''))}${file.split('-')[0]}`),
+    );
+    expect(await database.dataSource.showMigrations()).toBe(false);
+  });
+});
+
+/** create-pets -> CreatePets: the class name a migration file is expected to export. */
+function pascalCase(kebab: string): string {
+  return kebab.replace(/(^|-)(\w)/g, (_match, _dash, letter: string) => letter.toUpperCase());
+}
