@@ -24,6 +24,7 @@ export type ChartInput = {
 const SERVERS: Record<string, { label: string; colour: string }> = {
   ours: { label: 'the service', colour: '#d62728' },
   'obvious-nest': { label: 'obvious NestJS app', colour: '#9467bd' },
+  'production-nest': { label: 'obvious NestJS, production', colour: '#8c564b' },
   express: { label: 'Express + pg', colour: '#1f77b4' },
   'node:http': { label: 'node:http + pg', colour: '#2ca02c' },
   nest: { label: 'minimal NestJS', colour: '#7f7f7f' },

@@ -1,6 +1,7 @@
 /**
  * `npm run bench`: our service, started as `npm run start:prod` starts it, against the obvious
- * NestJS app for this API, stock Express 5 + pg, bare node:http + pg and a minimal NestJS app doing
+ * NestJS app for this API, that app as NestJS's production chapters would have it (helmet and
+ * nestjs-pino), stock Express 5 + pg, bare node:http + pg and a minimal NestJS app doing
  * the same three operations, on a database of its own, under wrk; then keyset paging over a
  * million pets. Figures, never assertions: ratios are what compare across machines. See
  * docs/performance.md.
@@ -46,11 +47,12 @@ const START_PROD = startProdScript();
 const COMMANDS: Record<string, string[]> = {
   ours: ['sh', '-c', START_PROD],
   'obvious-nest': [process.execPath, fileURLToPath(new URL('./obvious-nest/main.js', import.meta.url))],
+  'production-nest': [process.execPath, fileURLToPath(new URL('./production-nest/main.js', import.meta.url))],
   express: [process.execPath, fileURLToPath(new URL('./express-baseline.js', import.meta.url))],
   'node:http': [process.execPath, fileURLToPath(new URL('./node-http-baseline.js', import.meta.url))],
   nest: [process.execPath, fileURLToPath(new URL('./nest-baseline.js', import.meta.url))],
 };
-const BASELINES = ['obvious-nest', 'express', 'node:http', 'nest'];
+const BASELINES = ['obvious-nest', 'production-nest', 'express', 'node:http', 'nest'];
 
 const PETS = 10_000;
 const PAGING_PETS = 1_000_000;

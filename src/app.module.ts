@@ -10,6 +10,7 @@ import { DatabasePool } from './platform/database/database-pool.js';
 import { GetPet } from './application/get-pet.js';
 import { IdempotencyStore } from './application/idempotency-store.js';
 import { ListPets } from './application/list-pets.js';
+import { SettledMarks } from './application/settled-marks.js';
 import { RateLimits } from './platform/rate-limits/rate-limits.js';
 import { Readiness } from './platform/database/readiness.js';
 import { ReplicaStatus } from './platform/database/replica-status.js';
@@ -28,6 +29,7 @@ import { PetRecord } from './pets/pet.record.js';
 import { TypeOrmApiKeys } from './access/typeorm-api-keys.js';
 import { TypeOrmIdempotencyStore } from './pets/typeorm-idempotency-store.js';
 import { TypeOrmPetRepository } from './pets/typeorm-pet-repository.js';
+import { TypeOrmSettledMarks } from './pets/typeorm-settled-marks.js';
 import { ReplicaRoutingPetRepository } from './pets/replica-routing-pet-repository.js';
 import { ReplicaSetStatus } from './platform/database/replica-set-status.js';
 import { TypeOrmReplicas } from './platform/database/typeorm-replicas.js';
@@ -131,7 +133,12 @@ export class DatabaseServerModule {}
         new HttpMetrics({ pool, readiness, replicas }),
     },
     ShutdownState,
-    { provide: ListPets, inject: [PetRepository], useFactory: (pets: PetRepository) => new ListPets(pets) },
+    { provide: SettledMarks, inject: [DATA_SOURCE], useFactory: (ds: DataSource) => new TypeOrmSettledMarks(ds) },
+    {
+      provide: ListPets,
+      inject: [PetRepository, SettledMarks],
+      useFactory: (pets: PetRepository, settled: SettledMarks) => new ListPets(pets, settled),
+    },
     {
       provide: CreatePet,
       inject: [PetRepository, IdempotencyStore],

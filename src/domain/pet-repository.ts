@@ -1,13 +1,23 @@
 import type { NewPet, Pet } from './pet.js';
 import type { PetStatus } from './pet-status.js';
 
-export type PetListQuery = { status?: PetStatus; afterId?: number; limit: number };
+/**
+ * Every pet with an id up to `upToId` is settled: stored and visible to any later read, or never
+ * to exist. `position` is where the store stood when the mark was read (opaque here): a copy of
+ * the store that has not caught up with it may lack settled pets.
+ */
+export type SettledMark = { upToId: number; position: string };
+
+export type PetListQuery = { status?: PetStatus; afterId?: number; limit: number; settled?: SettledMark };
 
 /** Where pets are kept. Every method may throw StoreUnavailableError. The class is also the DI token. */
 export abstract class PetRepository {
   /** Stores the pet; the store assigns the id. */
   abstract add(pet: NewPet): Promise<Pet>;
   abstract findById(id: number): Promise<Pet | null>;
-  /** Ascending id, strictly after `afterId`, at most `limit` (keyset: same cost at any depth). */
+  /**
+   * Ascending id, strictly after `afterId`, at most `limit` (keyset: same cost at any depth);
+   * with `settled`, only pets up to its id, read where the store has caught up with it.
+   */
   abstract list(query: PetListQuery): Promise<Pet[]>;
 }

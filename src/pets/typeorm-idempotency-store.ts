@@ -10,6 +10,7 @@ import type { Pet } from '../domain/pet.js';
 import type { PetRepository } from '../domain/pet-repository.js';
 import { translateStoreErrors } from '../platform/database/store-errors.js';
 import type { TypeOrmPetRepository } from './typeorm-pet-repository.js';
+import { propertyOf } from '../platform/property-of.js';
 
 /** How long a create is remembered for retries (the decisions: 24 hours). */
 export const IDEMPOTENCY_RETENTION_SECONDS = 24 * 60 * 60;
@@ -55,24 +56,24 @@ export class TypeOrmIdempotencyStore extends IdempotencyStore {
       const [lock] = await manager.query<unknown[]>(`SELECT pg_try_advisory_xact_lock($1::bigint) AS acquired`, [
         lockIdOf(request),
       ]);
-      if (!isRecord(lock) || lock.acquired !== true) throw new IdempotencyConflictError();
+      if (propertyOf(lock, 'acquired') !== true) throw new IdempotencyConflictError();
 
       const pets = this.pets.inTransaction(manager);
       const [previous]: unknown[] = await manager.query(
         `SELECT fingerprint, pet_id FROM idempotency_keys WHERE caller = $1 AND key = $2 AND expires_at > now()`,
         [request.caller, request.key],
       );
-      if (isRecord(previous)) {
-        if (previous.fingerprint !== request.fingerprint) throw new IdempotencyKeyReusedError();
-        const pet = await pets.findById(Number(previous.pet_id));
-        if (pet === null)
-          throw new Error(`idempotency record points at pet ${String(previous.pet_id)}, which does not exist`);
+      if (previous !== undefined) {
+        if (propertyOf(previous, 'fingerprint') !== request.fingerprint) throw new IdempotencyKeyReusedError();
+        const petId = propertyOf(previous, 'pet_id');
+        const pet = await pets.findById(Number(petId));
+        if (pet === null) throw new Error(`idempotency record points at pet ${String(petId)}, which does not exist`);
         return { pet, replayed: true };
       }
 
       // Expired records go as new ones arrive (at most 100 at a time, more than the one added),
       // so the table stays bounded with no scheduled job. Before the create: from the pet's
-      // insert to COMMIT, other creates wait (see TypeOrmPetRepository).
+      // insert to COMMIT, a settled mark waits for this transaction (see TypeOrmPetRepository).
       await manager.query(
         `DELETE FROM idempotency_keys WHERE ctid IN (SELECT ctid FROM idempotency_keys WHERE expires_at <= now() LIMIT 100)`,
       );
@@ -101,8 +102,4 @@ class CreateFailed extends Error {
   constructor(readonly failure: unknown) {
     super('create failed');
   }
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null;
 }

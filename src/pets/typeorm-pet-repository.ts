@@ -11,17 +11,21 @@ import { propertyOf } from '../platform/property-of.js';
 // and hydrated entities on every call, a share of each request measured in docs/performance.md.
 // They still run through the repository (its pool, or the transaction it belongs to).
 const COLUMNS = 'id, name, category_id, status';
-// Creates commit in id order: the id is drawn under a lock held until COMMIT. Otherwise id 7 may
-// commit after id 8, and a client that has paged past 8 never sees 7 (keyset paging trusts the
-// order). It holds on replicas too, which replay commits in the primary's order. The lock is the
-// table's own (one per schema), and a read never waits for it.
-const INSERT = `WITH serial AS MATERIALIZED (SELECT pg_advisory_xact_lock('pets'::regclass::oid::bigint))
-  INSERT INTO pets (name, category_id, status) SELECT $1::text, $2::bigint, $3::text FROM serial RETURNING id`;
+// Creates overlap, so id 8 may commit before id 7: a page must not serve 8 while 7 may still come,
+// or a client that has paged past 8 never sees 7 (keyset paging trusts the order). Each create
+// draws its id under the table's advisory lock taken shared, held until COMMIT: creates do not
+// wait for each other, and the settled mark (TypeOrmSettledMarks) takes the lock exclusive to see
+// every id drawn so far settled. The lock is the table's own (one per schema).
+export const PETS_LOCK = `'pets'::regclass::oid::bigint`;
+const INSERT = `WITH drawing AS MATERIALIZED (SELECT pg_advisory_xact_lock_shared(${PETS_LOCK}))
+  INSERT INTO pets (name, category_id, status) SELECT $1::text, $2::bigint, $3::text FROM drawing RETURNING id`;
 const BY_ID = `SELECT ${COLUMNS} FROM pets WHERE id = $1`;
 // Keyset paging: "id > last seen" walks the (status, id) index or the primary key, so a deep page
 // costs what the first one does (OFFSET would read every skipped row).
-export const PAGE = `SELECT ${COLUMNS} FROM pets WHERE id > $1 ORDER BY id LIMIT $2`;
-export const PAGE_WITH_STATUS = `SELECT ${COLUMNS} FROM pets WHERE status = $1 AND id > $2 ORDER BY id LIMIT $3`;
+export const PAGE = `SELECT ${COLUMNS} FROM pets WHERE id > $1 AND id <= $2 ORDER BY id LIMIT $3`;
+export const PAGE_WITH_STATUS = `SELECT ${COLUMNS} FROM pets WHERE status = $1 AND id > $2 AND id <= $3 ORDER BY id LIMIT $4`;
+/** The largest bigint: the bound of a list with no settled mark. */
+const NO_BOUND = '9223372036854775807';
 
 /** Pets in PostgreSQL through TypeORM's repository for PetRecord (the pool's, or a transaction's). */
 export class TypeOrmPetRepository extends PetRepository {
@@ -48,10 +52,12 @@ export class TypeOrmPetRepository extends PetRepository {
     return pet ?? null;
   }
 
-  list({ status, afterId = 0, limit }: PetListQuery): Promise<Pet[]> {
+  /** On this store whatever `settled.position` is: the one it was read on, or a replica the caller chose. */
+  list({ status, afterId = 0, limit, settled }: PetListQuery): Promise<Pet[]> {
+    const upToId = settled === undefined ? NO_BOUND : settled.upToId;
     return status === undefined
-      ? this.select(PAGE, [afterId, limit])
-      : this.select(PAGE_WITH_STATUS, [status, afterId, limit]);
+      ? this.select(PAGE, [afterId, upToId, limit])
+      : this.select(PAGE_WITH_STATUS, [status, afterId, upToId, limit]);
   }
 
   private select(sql: string, parameters: unknown[]): Promise<Pet[]> {

@@ -17,10 +17,16 @@ export class InMemoryPetRepository extends PetRepository {
     return Promise.resolve(pet ? { ...pet } : null);
   }
 
-  list({ status, afterId = 0, limit }: PetListQuery): Promise<Pet[]> {
+  /** The highest id drawn: every create settles as it is acknowledged here. */
+  get lastIdDrawn(): number {
+    return this.lastId;
+  }
+
+  list({ status, afterId = 0, limit, settled }: PetListQuery): Promise<Pet[]> {
+    const upToId = settled?.upToId ?? Number.MAX_SAFE_INTEGER;
     return Promise.resolve(
       [...this.pets.values()]
-        .filter((pet) => pet.id > afterId && (status === undefined || pet.status === status))
+        .filter((pet) => pet.id > afterId && pet.id <= upToId && (status === undefined || pet.status === status))
         .sort((a, b) => a.id - b.id)
         .slice(0, limit)
         .map((pet) => ({ ...pet })),

@@ -23,7 +23,7 @@ export type ReplicaOptions = {
   log?: (line: string) => void;
 };
 
-type State<Reads> = { replica: Replica<Reads>; usable: boolean; lagMs: number };
+type State<Reads> = { replica: Replica<Reads>; usable: boolean; lagMs: number; replayed: bigint };
 
 /**
  * Which replicas may serve reads. A check (every REPLICA_CHECK_MS, and at start) reads the
@@ -49,7 +49,12 @@ export class ReplicaSet<Reads> {
     replicas: Replica<Reads>[],
     readonly options: ReplicaOptions,
   ) {
-    this.states = replicas.map((replica) => ({ replica, usable: false, lagMs: Number.POSITIVE_INFINITY }));
+    this.states = replicas.map((replica) => ({
+      replica,
+      usable: false,
+      lagMs: Number.POSITIVE_INFINITY,
+      replayed: 0n,
+    }));
     this.now = options.now ?? Date.now;
     this.log = options.log ?? (() => undefined);
   }
@@ -91,6 +96,8 @@ export class ReplicaSet<Reads> {
     try {
       const replayed = await this.withinDeadline(state.replica.replayLsn());
       lagMs = replayed === null ? 0 : this.lagOf(parseLsn(replayed));
+      // Not a standby (it has all there is): past any position.
+      state.replayed = replayed === null ? BigInt.asUintN(64, -1n) : parseLsn(replayed);
       if (lagMs <= this.options.maxLagMs) await this.withinDeadline(state.replica.open());
     } catch (error) {
       this.setUsable(state, false, `does not answer (${error instanceof Error ? error.message : String(error)})`);
@@ -114,11 +121,15 @@ export class ReplicaSet<Reads> {
     return Number.POSITIVE_INFINITY;
   }
 
-  /** The next usable replica's reads (round robin), or null: read from the primary. */
-  pick(): { name: string; reads: Reads } | null {
+  /**
+   * The next usable replica's reads (round robin), or null: read from the primary. With
+   * `replayedPast` (an LSN), only a replica a check saw replayed at least that far.
+   */
+  pick(replayedPast?: string): { name: string; reads: Reads } | null {
+    const atLeast = replayedPast === undefined ? 0n : parseLsn(replayedPast);
     for (let tried = 0; tried < this.states.length; tried++) {
       const state = this.states[this.next++ % this.states.length];
-      const reads = state?.usable ? state.replica.reads() : null;
+      const reads = state?.usable && state.replayed >= atLeast ? state.replica.reads() : null;
       if (state !== undefined && reads !== null) return { name: state.replica.name, reads };
     }
     return null;

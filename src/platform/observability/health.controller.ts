@@ -2,13 +2,16 @@ import { Controller, Get } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { RateLimits } from '../rate-limits/rate-limits.js';
 import { Readiness } from '../database/readiness.js';
+import { ReplicaStatus } from '../database/replica-status.js';
+import { StoreUnavailableError } from '../database/store-errors.js';
 import { ApiError } from '../http/api-error.js';
 import { Public } from '../http/public.js';
 import { ShutdownState } from '../process/shutdown-state.js';
 
 /**
- * Outside /v1, no key. /healthz: the process is up. /readyz: the service should get traffic: the
- * database answers and it is not draining for shutdown (else 503 unavailable).
+ * Outside /v1, no key. /healthz: the process is up. /readyz: the service should get traffic: it
+ * is not draining for shutdown, and the primary database answers, or a replica serves reads
+ * while it does not (else 503 unavailable).
  */
 @Public()
 @ApiExcludeController()
@@ -18,6 +21,7 @@ export class HealthController {
     private readonly readiness: Readiness,
     private readonly shutdown: ShutdownState,
     private readonly rateLimits: RateLimits,
+    private readonly replicas: ReplicaStatus,
   ) {}
 
   @Get('healthz')
@@ -29,8 +33,18 @@ export class HealthController {
   @Get('readyz')
   async ready(): Promise<{ status: 'ok'; degraded?: string[] }> {
     if (this.shutdown.draining) throw new ApiError(503, 'The service is shutting down', { 'Retry-After': '1' });
-    await this.readiness.check();
+    const degraded: string[] = [];
+    try {
+      await this.readiness.check();
+    } catch (error) {
+      // Without its primary (a failover under way), an instance whose replica still serves reads
+      // stays in the balancer: reads go on, creates answer 503 with Retry-After themselves.
+      if (!(error instanceof StoreUnavailableError) || !this.replicas.replicas().some((replica) => replica.usable))
+        throw error;
+      degraded.push('the primary database does not answer: reads come from replicas, creates answer 503');
+    }
     const rateLimits = await this.rateLimits.degradation();
-    return rateLimits === null ? { status: 'ok' } : { status: 'ok', degraded: [rateLimits] };
+    if (rateLimits !== null) degraded.push(rateLimits);
+    return degraded.length === 0 ? { status: 'ok' } : { status: 'ok', degraded };
   }
 }

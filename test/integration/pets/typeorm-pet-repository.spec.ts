@@ -45,8 +45,8 @@ describe('TypeOrmPetRepository on PostgreSQL', () => {
   });
 
   it.each([
-    ['with a rare status', PAGE_WITH_STATUS, "'sold', 15000, 21", 'pets_status_id_idx'],
-    ['without one', PAGE, '15000, 21', 'pets_pkey'],
+    ['with a rare status', PAGE_WITH_STATUS, "'sold', 15000, 20000, 21", 'pets_status_id_idx'],
+    ['without one', PAGE, '15000, 20000, 21', 'pets_pkey'],
   ])(
     'pages %s by walking an index, with no sort and no offset, even deep in the table',
     async (_case, sql, parameters, index) => {

@@ -155,6 +155,22 @@ describe('ReplicaRoutingPetRepository', () => {
     expect(await pets.findById(1)).toMatchObject({ id: 1, name: 'on the replica' });
   });
 
+  it('reads a page under a settled mark from a replica only once a check saw it replayed past the mark', async () => {
+    const { pets, primary, replica, set } = setUp();
+    await primary.add(named('on the primary'));
+    await replica.stored.add(named('on the replica'));
+    replica.replayed = '0/100';
+    await set.check();
+    const names = async (position: string) =>
+      (await pets.list({ limit: 10, settled: { upToId: 10, position } })).map((pet) => pet.name);
+
+    expect(await names('0/101')).toEqual(['on the primary']);
+    expect(await names('0/100')).toEqual(['on the replica']);
+    replica.replayed = '0/200';
+    await set.check();
+    expect(await names('0/101')).toEqual(['on the replica']);
+  });
+
   it('creates on the primary, and finds a pet the replica has not replayed yet on the primary (read-your-writes)', async () => {
     const { pets, primary, set } = setUp();
     await set.check();

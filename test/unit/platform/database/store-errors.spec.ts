@@ -29,6 +29,13 @@ describe('isUnavailable', () => {
 
   it('knows the driver messages that carry no code', () => {
     expect(isUnavailable(new Error('Connection terminated unexpectedly'))).toBe(true);
+    expect(
+      isUnavailable(
+        new Error(
+          'Database connection provided by a query runner was already released, cannot continue to use its querying methods anymore.',
+        ),
+      ),
+    ).toBe(true);
     expect(isUnavailable(new Error('something else'))).toBe(false);
     expect(isUnavailable('Connection terminated')).toBe(false);
   });

@@ -1,0 +1,2 @@
+-- The obvious app's create: no lock.
+INSERT INTO pets (name, category_id, status) VALUES ('Rex', 1, 'available') RETURNING id;
