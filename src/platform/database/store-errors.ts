@@ -15,10 +15,10 @@ export class StoreUnavailableError extends Error {
 // 25006 read-only transaction (the server reached is a standby now: a failover is under way).
 const UNAVAILABLE_SQLSTATE = /^(08|53|57P0[1-5]|57014|55P03|25006)/;
 // What pg and TypeORM say, without a code, when the server is gone or never answered.
-// TypeORM's QueryRunnerProviderAlreadyReleasedError: the connection under a transaction died (a
-// failover ended it) and TypeORM let go of it.
+// TypeORM's QueryRunnerAlreadyReleasedError and QueryRunnerProviderAlreadyReleasedError: the
+// connection under a transaction died (a failover ended it) and TypeORM let go of it, COMMIT unsent.
 const UNAVAILABLE_MESSAGE =
-  /Connection terminated|timeout exceeded when trying to connect|not queryable|Connection is not established|Driver not Connected|Query read timeout|ECONNREFUSED|ECONNRESET|connection provided by a query runner was already released/;
+  /Connection terminated|timeout exceeded when trying to connect|not queryable|Connection is not established|Driver not Connected|Query read timeout|ECONNREFUSED|ECONNRESET|Query runner already released|connection provided by a query runner was already released/;
 
 /** True when an error from pg or TypeORM means the store did not answer. */
 export function isUnavailable(error: unknown): boolean {

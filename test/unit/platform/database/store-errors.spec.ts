@@ -29,6 +29,7 @@ describe('isUnavailable', () => {
 
   it('knows the driver messages that carry no code', () => {
     expect(isUnavailable(new Error('Connection terminated unexpectedly'))).toBe(true);
+    // TypeORM's, when a failover ended the connection under a transaction.
     expect(
       isUnavailable(
         new Error(
@@ -36,6 +37,7 @@ describe('isUnavailable', () => {
         ),
       ),
     ).toBe(true);
+    expect(isUnavailable(new Error('Query runner already released. Cannot run queries anymore.'))).toBe(true);
     expect(isUnavailable(new Error('something else'))).toBe(false);
     expect(isUnavailable('Connection terminated')).toBe(false);
   });
