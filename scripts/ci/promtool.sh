@@ -8,6 +8,6 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 command -v promtool >/dev/null || bash scripts/cluster/install-prometheus.sh
 promtool --version 2>&1 | head -1
-promtool check rules deploy/prometheus/alerts.yml
+promtool check rules deploy/prometheus/alerts.yml deploy/prometheus/patroni-alerts.yml
 promtool check config --syntax-only deploy/prometheus/prometheus.yml
-(cd deploy/prometheus && promtool test rules alerts.test.yml)
+(cd deploy/prometheus && promtool test rules alerts.test.yml patroni-alerts.test.yml)

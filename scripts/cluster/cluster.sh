@@ -1,19 +1,30 @@
 #!/usr/bin/env bash
 # The whole topology on one machine: HAProxy (Debian's) in front of N instances of the built
-# service, a PostgreSQL primary with one streaming replica (Debian's PostgreSQL 15, pg_basebackup -R),
-# Redis, and Prometheus (Debian's) scraping every instance with the rules of deploy/prometheus/.
-# Everything lives under .cluster/ (pid files, logs, ports in .cluster/env); `down` stops every
-# process `up` started and leaves nothing running.
+# service; three PostgreSQL 15 nodes managed by Patroni (Debian's 3.0) with one etcd member (etcd3
+# API) on loopback, synchronous replication, and HAProxy's writer and reader ports checking each
+# node's Patroni REST API (deploy/haproxy-patroni.cfg); Redis; and Prometheus (Debian's) scraping
+# every instance and every Patroni with the rules of deploy/prometheus/. Patroni and etcd are
+# installed with apt-get when missing (install-patroni.sh). Everything lives under .cluster/ (pid
+# files, logs, ports in .cluster/env); `down` stops every process `up` started and leaves nothing
+# running.
 #
 #   scripts/cluster/cluster.sh up [N]            build once, start everything (N instances, default 3)
 #   scripts/cluster/cluster.sh down              stop everything, remove .cluster/
 #   scripts/cluster/cluster.sh stop-instance I   SIGTERM (graceful: /readyz 503 first), wait for exit
 #   scripts/cluster/cluster.sh kill-instance I   SIGKILL
 #   scripts/cluster/cluster.sh start-instance I  start it again, wait for /readyz 200
-#   scripts/cluster/cluster.sh stop-replica | start-replica
+#   scripts/cluster/cluster.sh stop-replica | start-replica   stop one replica's Patroni (and so its
+#                                                postgres), start it again and wait until it replicates
+#   scripts/cluster/cluster.sh leader            print the leader's node name (node1..node3)
+#   scripts/cluster/cluster.sh kill-leader       a lost host: SIGKILL the leader's Patroni, postmaster and
+#                                                backends at once; prints the node's name
+#   scripts/cluster/cluster.sh start-node NODE   start a node's Patroni again; waits until it replicates
+#   scripts/cluster/cluster.sh switchover        patronictl switchover to the synchronous standby
+#   scripts/cluster/cluster.sh healthy           exit 0 when there is one leader and two streaming replicas
 #
 # Environment: INSTANCES (default 3), REDIS_URL (use that Redis instead of starting one),
-# INSTANCE_<i>_DATABASE_URL (instance i's way to the primary instead of PRIMARY_URL),
+# INSTANCE_<i>_DATABASE_URL (instance i's way to the primary instead of PRIMARY_URL, which is
+# HAProxy's writer port; REPLICA_URL is its reader port),
 # PG_BIN (default /usr/lib/postgresql/15/bin), SHUTDOWN_DELAY_SECONDS (default 2: more than the
 # balancer's check interval times its fall count, 0.5 s x 2), RATE_LIMIT_PER_MINUTE (default high
 # enough for load tests), PROMETHEUS (default on; off: no Prometheus), PROMETHEUS_FOR (default 2s:
@@ -78,7 +89,7 @@ stop_pid() { # stop_pid FILE SIGNAL: signal the process, wait for it to go
 
 pg_ctl_() { as_pg "$PG_BIN/pg_ctl" "$@"; }
 
-# Prometheus on the instances, with the deployed rules (every `for:` shortened) and a 2 s scrape.
+# Prometheus on the instances and the Patroni nodes, with the deployed rules (every `for:` shortened) and a 2 s scrape.
 start_prometheus() {
   local instances=$1 port targets=""
   command -v prometheus >/dev/null || bash scripts/cluster/install-prometheus.sh ||
@@ -86,9 +97,15 @@ start_prometheus() {
   port=$(free_port)
   mkdir -p "$DIR/prometheus"
   cp deploy/prometheus/prometheus.yml "$DIR/prometheus/prometheus.yml"
-  sed -E "s/^( +for:) .*/\1 ${PROMETHEUS_FOR:-2s}/" deploy/prometheus/alerts.yml >"$DIR/prometheus/alerts.yml"
+  for rules in alerts.yml patroni-alerts.yml; do
+    sed -E "s/^( +for:) .*/\1 ${PROMETHEUS_FOR:-2s}/" "deploy/prometheus/$rules" >"$DIR/prometheus/$rules"
+  done
   for ((i = 1; i <= instances; i++)); do targets+="${targets:+, }\"127.0.0.1:$(eval echo "\$INSTANCE_${i}_PORT")\""; done
   echo "[{\"targets\": [$targets]}]" >"$DIR/prometheus/targets.json"
+  # Each node's Patroni REST API serves its /metrics (the job `patroni` of prometheus.yml).
+  targets=""
+  for ((i = 1; i <= 3; i++)); do targets+="${targets:+, }\"127.0.0.1:$(eval echo "\$NODE_${i}_REST_PORT")\""; done
+  echo "[{\"targets\": [$targets]}]" >"$DIR/prometheus/patroni-targets.json"
   echo "PROMETHEUS_URL=http://127.0.0.1:$port" >>"$DIR/env"
   prometheus --config.file="$DIR/prometheus/prometheus.yml" --storage.tsdb.path="$DIR/prometheus/data" \
     --web.listen-address="127.0.0.1:$port" >>"$DIR/prometheus.log" 2>&1 &
@@ -96,10 +113,179 @@ start_prometheus() {
   wait_for 30 "Prometheus (log $DIR/prometheus.log)" curl -fsS "http://127.0.0.1:$port/-/ready"
 }
 
+# Patroni's timing (bootstrap.dcs, so the same on every node). Patroni requires
+# loop_wait + 2 * retry_timeout <= ttl, and its maintainers advise a ttl of at least 20 s: the
+# leader key lives 20 s after the leader's last renewal, which bounds how long a lost leader goes
+# unnoticed. A short loop_wait makes every node act (promote, demote, rejoin) soon after a change.
+PATRONI_TTL=20
+PATRONI_LOOP_WAIT=2
+PATRONI_RETRY_TIMEOUT=9
+
+# One node's Patroni configuration. synchronous_mode: a create is acknowledged only once the
+# synchronous standby has its WAL, and Patroni promotes only that standby, so a failover loses no
+# acknowledged create. synchronous_mode_strict is off: when no standby is left (both replicas
+# lost), the leader goes on taking writes alone rather than stopping them; those writes are on
+# one node until a replica is back, which the alert PatroniNoSynchronousStandby tells.
+# use_pg_rewind with data checksums and wal_log_hints: a lost leader rejoins as a replica by
+# rewinding its divergent WAL instead of a new base backup. No watchdog on one machine (see
+# docs/scaling.md for what production needs).
+write_node_config() { # write_node_config I
+  local i=$1 pg_var="NODE_${1}_PG_PORT" rest_var="NODE_${1}_REST_PORT"
+  as_pg tee "$PG_DIR/node$i.yml" >/dev/null <<YAML
+scope: petstore
+name: node$i
+log:
+  level: INFO
+restapi:
+  listen: 127.0.0.1:${!rest_var}
+  connect_address: 127.0.0.1:${!rest_var}
+etcd3:
+  hosts: [127.0.0.1:$ETCD_PORT]
+watchdog:
+  mode: off
+bootstrap:
+  dcs:
+    ttl: $PATRONI_TTL
+    loop_wait: $PATRONI_LOOP_WAIT
+    retry_timeout: $PATRONI_RETRY_TIMEOUT
+    maximum_lag_on_failover: 1048576
+    synchronous_mode: true
+    synchronous_mode_strict: false
+    postgresql:
+      use_pg_rewind: true
+      use_slots: true
+      parameters:
+        max_connections: 200
+        wal_log_hints: 'on'
+        wal_keep_size: 256MB
+  initdb:
+    - encoding: UTF8
+    - locale: C.UTF-8
+    - data-checksums
+postgresql:
+  listen: 127.0.0.1:${!pg_var}
+  connect_address: 127.0.0.1:${!pg_var}
+  data_dir: $PG_DIR/node$i
+  bin_dir: $PG_BIN
+  pgpass: $PG_DIR/pgpass-node$i
+  # A new replica's base backup starts at once instead of after a spread checkpoint.
+  basebackup:
+    - checkpoint: fast
+  authentication:
+    superuser: {username: postgres}
+    replication: {username: postgres}
+    rewind: {username: postgres}
+  parameters:
+    unix_socket_directories: '$PG_DIR'
+  pg_hba:
+    - local all all trust
+    - host all all 127.0.0.1/32 trust
+    - host replication all 127.0.0.1/32 trust
+YAML
+}
+
+# Patroni runs as the OS user postgres (it starts postgres itself). exec, and setpriv rather than
+# runuser (which stays as a parent): the pid file holds Patroni's own pid, so a SIGKILL reaches it.
+start_patroni() { # start_patroni I
+  local i=$1
+  (
+    if ((EUID == 0)); then
+      exec setpriv --reuid=postgres --regid=postgres --init-groups -- patroni "$PG_DIR/node$i.yml" >>"$DIR/patroni-$i.log" 2>&1
+    fi
+    exec patroni "$PG_DIR/node$i.yml" >>"$DIR/patroni-$i.log" 2>&1
+  ) &
+  echo $! >"$DIR/patroni-$i.pid"
+}
+
+rest() { # rest I PATH: 0 when node I's Patroni answers PATH with 200
+  local var="NODE_${1}_REST_PORT"
+  curl -fsS -m 2 "http://127.0.0.1:${!var}$2" >/dev/null
+}
+
+# The cluster as any live Patroni sees it (GET /cluster), as "name role state lag" lines.
+members() {
+  local i var answer
+  for ((i = 1; i <= 3; i++)); do
+    var="NODE_${i}_REST_PORT"
+    # A lost node answers nothing: ask the next one.
+    answer=$(curl -fsS -m 2 "http://127.0.0.1:${!var}/cluster" 2>/dev/null) || continue
+    node -e '
+      let s = ""; process.stdin.on("data", (c) => (s += c)).on("end", () => {
+        for (const m of JSON.parse(s).members) console.log(m.name, m.role, m.state, m.lag ?? 0);
+      });' <<<"$answer" && return 0
+  done
+  return 1
+}
+
+sync_standby() { members | awk '$2 == "sync_standby"' | grep -q .; }
+
+leader() { members | awk '$2 == "leader" && $3 == "running" { print $1 }' | grep .; }
+
+# One leader, two replicas streaming, no lag: the cluster is whole again.
+healthy() {
+  local lines
+  lines=$(members) || return 1
+  [[ $(awk '$2 == "leader" && $3 == "running"' <<<"$lines" | wc -l) == 1 ]] &&
+    [[ $(awk '($2 == "sync_standby" || $2 == "replica") && ($3 == "streaming" || $3 == "running") && $4 ~ /^[0-9]+$/ && $4 < 1048576' <<<"$lines" | wc -l) == 2 ]]
+}
+
+start_node() { # start_node I: start node I's Patroni, wait until it serves as a replica
+  if [[ -f $DIR/patroni-$1.pid ]] && kill -0 "$(cat "$DIR/patroni-$1.pid")" 2>/dev/null; then
+    log "node$1's Patroni is running already"
+    return 1
+  fi
+  start_patroni "$1"
+  wait_for 180 "node$1 as a replica (log $DIR/patroni-$1.log)" rest "$1" /replica
+}
+
+stop_node() { # stop_node I: SIGTERM to Patroni, which stops its postgres first
+  stop_pid "$DIR/patroni-$1.pid" TERM
+}
+
+# A lost host: Patroni, the postmaster and every backend die at once, nothing shuts down cleanly.
+kill_leader() {
+  local name i postmaster
+  name=$(leader) || { log "no leader to kill"; return 1; }
+  i=${name#node}
+  postmaster=$(head -1 "$PG_DIR/node$i/postmaster.pid")
+  # shellcheck disable=SC2046 # one pid per word
+  kill -KILL "$(cat "$DIR/patroni-$i.pid")" "$postmaster" $(ps -o pid= --ppid "$postmaster") 2>/dev/null || true
+  rm -f "$DIR/patroni-$i.pid"
+  echo "$name"
+}
+
+switchover() {
+  local name
+  name=$(leader) || { log "no leader to switch over from"; return 1; }
+  # No --candidate: in synchronous mode Patroni picks the synchronous standby.
+  patronictl -c "$PG_DIR/node1.yml" switchover --leader "$name" --force >>"$DIR/patronictl.log" 2>&1
+}
+
+# The node stop-replica stopped, so that start-replica starts the same one.
+stop_replica() {
+  local name
+  name=$(members | awk '$2 != "leader" && $3 != "stopped" { print $1; exit }')
+  [[ -n $name ]] || { log "no replica to stop"; return 1; }
+  echo "${name#node}" >"$DIR/stopped-replica"
+  stop_node "${name#node}"
+}
+
+start_etcd() {
+  mkdir -p "$DIR/etcd"
+  etcd --name petstore --data-dir "$DIR/etcd/data" \
+    --listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
+    --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
+    --initial-cluster "petstore=http://127.0.0.1:$ETCD_PEER_PORT" --initial-cluster-state new \
+    >>"$DIR/etcd.log" 2>&1 &
+  echo $! >"$DIR/etcd.pid"
+  wait_for 30 "etcd (log $DIR/etcd.log)" curl -fsS "http://127.0.0.1:$ETCD_PORT/health"
+}
+
 up() {
   local instances=${1:-${INSTANCES:-3}}
   if [[ -f $DIR/env ]]; then log "already up ($DIR/env exists): run down first"; exit 1; fi
   command -v haproxy >/dev/null || { log "installing Debian's haproxy"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq haproxy >/dev/null; }
+  bash scripts/cluster/install-patroni.sh
   [[ -x $PG_BIN/initdb ]] || { log "no PostgreSQL binaries in $PG_BIN (apt-get install postgresql-15, or set PG_BIN)"; exit 1; }
   mkdir -p "$DIR"
   # If anything below fails, stop what was started.
@@ -118,38 +304,54 @@ up() {
   fi
   chmod 700 "$pgdir"
 
-  local primary_port replica_port balancer_port redis_port
-  primary_port=$(free_port)
-  replica_port=$(free_port)
+  local balancer_port redis_port writer_port reader_port i
   balancer_port=$(free_port)
   {
     echo "PG_DIR=$pgdir"
-    echo "PRIMARY_PORT=$primary_port"
-    echo "REPLICA_PORT=$replica_port"
-    echo "PRIMARY_URL=postgres://postgres@127.0.0.1:$primary_port/petstore"
-    echo "REPLICA_URL=postgres://postgres@127.0.0.1:$replica_port/petstore"
+    echo "ETCD_PORT=$(free_port)"
+    echo "ETCD_PEER_PORT=$(free_port)"
+    for ((i = 1; i <= 3; i++)); do
+      echo "NODE_${i}_PG_PORT=$(free_port)"
+      echo "NODE_${i}_REST_PORT=$(free_port)"
+    done
+    # HAProxy's PostgreSQL ports (deploy/haproxy-patroni.cfg): PRIMARY_* is the writer, REPLICA_* the reader.
+    writer_port=$(free_port)
+    reader_port=$(free_port)
+    echo "PRIMARY_PORT=$writer_port"
+    echo "REPLICA_PORT=$reader_port"
+    echo "PRIMARY_URL=postgres://postgres@127.0.0.1:$writer_port/petstore"
+    echo "REPLICA_URL=postgres://postgres@127.0.0.1:$reader_port/petstore"
     echo "BALANCER_PORT=$balancer_port"
     echo "BALANCER_URL=http://127.0.0.1:$balancer_port"
     echo "INSTANCES=$instances"
     echo "API_KEY=psk_cluster_$(head -c 24 /dev/urandom | base64 | tr -d '/+=')"
   } >"$DIR/env.partial"
+  source "$DIR/env.partial"
+  # HAProxy's configuration reads the ports from its environment.
+  export PRIMARY_PORT REPLICA_PORT NODE_1_PG_PORT NODE_1_REST_PORT NODE_2_PG_PORT NODE_2_REST_PORT NODE_3_PG_PORT NODE_3_REST_PORT
 
-  log "PostgreSQL primary on 127.0.0.1:$primary_port"
-  as_pg "$PG_BIN/initdb" -D "$pgdir/primary" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 >"$DIR/initdb.log"
-  cat >>"$pgdir/primary/postgresql.conf" <<EOF
-port = $primary_port
-listen_addresses = '127.0.0.1'
-unix_socket_directories = '$pgdir'
-wal_level = replica
-max_connections = 200
-EOF
-  pg_ctl_ -D "$pgdir/primary" -l "$pgdir/primary.log" -w start >/dev/null
-  as_pg "$PG_BIN/createdb" -h 127.0.0.1 -p "$primary_port" -U postgres petstore
+  log "etcd on 127.0.0.1:$ETCD_PORT"
+  start_etcd
+  # The first node bootstraps the cluster (initdb) and becomes the leader; the others then
+  # clone it (pg_basebackup) and follow.
+  for ((i = 1; i <= 3; i++)); do write_node_config "$i"; done
+  log "Patroni node1 (PostgreSQL on 127.0.0.1:$NODE_1_PG_PORT, REST on $NODE_1_REST_PORT) bootstraps"
+  start_patroni 1
+  wait_for 120 "node1 as the leader (log $DIR/patroni-1.log)" rest 1 /primary
+  as_pg "$PG_BIN/createdb" -h 127.0.0.1 -p "$NODE_1_PG_PORT" -U postgres petstore
+  log "Patroni node2 and node3 (replicas)"
+  start_patroni 2
+  start_patroni 3
+  wait_for 180 "node2 as a replica (log $DIR/patroni-2.log)" rest 2 /replica
+  wait_for 180 "node3 as a replica (log $DIR/patroni-3.log)" rest 3 /replica
+  # A synchronous standby is chosen on the leader's next loop; until then creates would be acknowledged with one copy.
+  wait_for 60 "a synchronous standby" sync_standby
 
-  log "streaming replica on 127.0.0.1:$replica_port (pg_basebackup -R)"
-  as_pg "$PG_BIN/pg_basebackup" -h 127.0.0.1 -p "$primary_port" -U postgres -D "$pgdir/replica" -R -X stream -c fast
-  echo "port = $replica_port" >>"$pgdir/replica/postgresql.conf"
-  pg_ctl_ -D "$pgdir/replica" -l "$pgdir/replica.log" -w start >/dev/null
+  log "HAProxy: PostgreSQL writer on 127.0.0.1:$PRIMARY_PORT (/primary), reader on $REPLICA_PORT (/replica)"
+  WRITER_PORT=$PRIMARY_PORT READER_PORT=$REPLICA_PORT STATS_SOCKET=$DIR/haproxy-postgres.sock \
+    haproxy -D -f deploy/haproxy-patroni.cfg -p "$DIR/haproxy-postgres.pid"
+  wait_for 10 "HAProxy's writer port" as_pg "$PG_BIN/pg_isready" -q -h 127.0.0.1 -p "$PRIMARY_PORT" -d petstore
+  wait_for 10 "HAProxy's reader port" as_pg "$PG_BIN/pg_isready" -q -h 127.0.0.1 -p "$REPLICA_PORT" -d petstore
 
   if [[ -n ${REDIS_URL:-} ]]; then
     echo "REDIS_URL=$REDIS_URL" >>"$DIR/env.partial"
@@ -193,11 +395,17 @@ down() {
   stop_pid "$DIR/haproxy.pid" TERM
   for file in "$DIR"/instance-*.pid; do [[ -e $file ]] && stop_pid "$file" TERM; done
   stop_pid "$DIR/redis.pid" TERM
-  local pgdir=""
+  stop_pid "$DIR/haproxy-postgres.pid" TERM
+  # Every Patroni at once (each stops its postgres), then etcd.
+  local file pgdir=""
+  for file in "$DIR"/patroni-*.pid; do [[ -e $file ]] && kill -TERM "$(cat "$file")" 2>/dev/null; done
+  for file in "$DIR"/patroni-*.pid; do [[ -e $file ]] && stop_pid "$file" TERM; done
+  stop_pid "$DIR/etcd.pid" TERM
+  # A postgres whose Patroni was killed (kill-leader, a failed up) is left behind: stop it too.
   [[ -f $DIR/pgdir ]] && pgdir=$(cat "$DIR/pgdir")
   if [[ -n $pgdir && -d $pgdir ]]; then
-    for node in replica primary; do
-      [[ -f $pgdir/$node/postmaster.pid ]] && pg_ctl_ -D "$pgdir/$node" -m immediate -w stop >/dev/null 2>&1 || true
+    for node in "$pgdir"/node*/; do
+      [[ -f $node/postmaster.pid ]] && pg_ctl_ -D "$node" -m immediate -w stop >/dev/null 2>&1 || true
     done
     rm -rf "$pgdir"
   fi
@@ -213,7 +421,12 @@ case $command in
   stop-instance) load_env; stop_pid "$DIR/instance-$1.pid" TERM ;;
   kill-instance) load_env; kill -KILL "$(cat "$DIR/instance-$1.pid")"; rm -f "$DIR/instance-$1.pid" ;;
   start-instance) load_env; start_instance "$1" ;;
-  stop-replica) load_env; pg_ctl_ -D "$PG_DIR/replica" -m fast -w stop >/dev/null ;;
-  start-replica) load_env; pg_ctl_ -D "$PG_DIR/replica" -l "$PG_DIR/replica.log" -w start >/dev/null ;;
-  *) echo "usage: $0 up [N] | down | stop-instance I | kill-instance I | start-instance I | stop-replica | start-replica" >&2; exit 2 ;;
+  stop-replica) load_env; stop_replica ;;
+  start-replica) load_env; start_node "$(cat "$DIR/stopped-replica")" && rm -f "$DIR/stopped-replica" ;;
+  leader) load_env; leader ;;
+  kill-leader) load_env; kill_leader ;;
+  start-node) load_env; start_node "${1#node}" ;;
+  switchover) load_env; switchover ;;
+  healthy) load_env; healthy ;;
+  *) echo "usage: $0 up [N] | down | stop-instance I | kill-instance I | start-instance I | stop-replica | start-replica | leader | kill-leader | start-node NODE | switchover | healthy" >&2; exit 2 ;;
 esac

@@ -10,7 +10,16 @@ import { errorBodyFault } from './clients.mjs';
 const run = promisify(execFile);
 
 export async function cluster(...args) {
-  await run('bash', ['scripts/cluster/cluster.sh', ...args], { timeout: 240_000, maxBuffer: 16 * 1024 * 1024 });
+  await clusterOutput(...args);
+}
+
+/** `scripts/cluster/cluster.sh <args>`, its standard output. */
+async function clusterOutput(...args) {
+  const { stdout } = await run('bash', ['scripts/cluster/cluster.sh', ...args], {
+    timeout: 240_000,
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  return stdout;
 }
 
 /** An HTTP request from a chosen loopback source address (fetch cannot bind one; node:http can). */
@@ -156,6 +165,22 @@ export async function inject(fault, context) {
       await sleep(fault.downMs);
       await cluster('start-replica');
       break;
+    case 'primary': {
+      const lost = (await clusterOutput('kill-leader')).trim();
+      // Restarted before its leader key expires, the old leader would simply take its place again:
+      // it comes back only once another node leads, and rejoins as a replica (pg_rewind).
+      const elected = performance.now();
+      let leader = '';
+      while (leader === '' || leader === lost) {
+        if (performance.now() - elected > 120_000) throw new Error(`no new leader 120 s after ${lost} was lost`);
+        await sleep(500);
+        leader = (await clusterOutput('leader').catch(() => '')).trim();
+      }
+      detail = `${lost} lost, ${leader} elected after ${((performance.now() - elected) / 1000).toFixed(1)} s`;
+      await sleep(fault.downMs);
+      await cluster('start-node', lost);
+      break;
+    }
     default: {
       const answers = await hostileBurst(fault, context, random);
       const statuses = new Map();

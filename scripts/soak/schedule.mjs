@@ -12,12 +12,13 @@ export function seededRandom(seed) {
   };
 }
 
-export const FAULT_KINDS = ['kill', 'term', 'redis', 'silent-db', 'replica', 'hostile'];
+export const FAULT_KINDS = ['kill', 'term', 'redis', 'silent-db', 'replica', 'primary', 'hostile'];
 
 /**
  * Faults from `firstGapMs` on, one every 20-60 s, until `lastStartMs`. Kinds come in shuffled
- * rounds of all six, so a short run still meets most of them. One instance (`spared`) is never
+ * rounds of all seven, so a short run still meets most of them. One instance (`spared`) is never
  * killed or stopped: its memory, descriptors and connections are compared over the whole run.
+ * `primary` is the PostgreSQL leader's host lost: Patroni fails over to the synchronous standby.
  */
 export function faultSchedule({ seed, instances, lastStartMs, gapMs = { min: 20_000, max: 60_000 } }) {
   const random = seededRandom(seed);
@@ -42,6 +43,7 @@ export function faultSchedule({ seed, instances, lastStartMs, gapMs = { min: 20_
     else if (kind === 'redis') faults.push({ at, kind, pauseMs: between(5000, 15_000) });
     else if (kind === 'silent-db') faults.push({ at, kind, instance: pick(everyInstance) });
     else if (kind === 'replica') faults.push({ at, kind, downMs: between(5000, 20_000) });
+    else if (kind === 'primary') faults.push({ at, kind, downMs: between(5000, 20_000) });
     else faults.push({ at, kind, source: `127.0.0.${between(2, 250)}`, burstMs: between(5000, 10_000) });
   }
   return { spared, faults };
@@ -59,6 +61,8 @@ export function describeFault(fault) {
       return `the open database connections of instance ${fault.instance} made silent`;
     case 'replica':
       return `replica stopped for ${fault.downMs} ms`;
+    case 'primary':
+      return `the PostgreSQL leader's host lost (kill -9 of its Patroni and postgres); back ${fault.downMs} ms after a new leader is elected`;
     default:
       return `hostile burst from ${fault.source} for ${fault.burstMs} ms`;
   }

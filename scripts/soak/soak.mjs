@@ -1,10 +1,11 @@
-// `npm run soak`: the cluster of `npm run cluster:up` (HAProxy, three instances, PostgreSQL primary
-// and streaming replica, Redis) under a steady mixed load through the balancer, with a fault
+// `npm run soak`: the cluster of `npm run cluster:up` (HAProxy, three instances, three PostgreSQL
+// nodes under Patroni, Redis) under a steady mixed load through the balancer, with a fault
 // injected every 20-60 s; then the checks (scripts/soak/verdict.mjs), the figures and a picture.
 //
 //   npm run soak                                   30 minutes, a fresh seed (printed)
 //   SOAK_MINUTES=3 SOAK_SEED=20261125 npm run soak  a short run replaying the same fault schedule
 //
+// SOAK_FAULTS: the fault kinds to inject, a comma list (default all of schedule.mjs's FAULT_KINDS).
 // SOAK_RATE: requests per second the clients aim at (default 150). SOAK_KEEP=1 leaves the cluster
 // up afterwards. The figures and the SVG go to reports/soak/. Exit code 1 on any failed check.
 import { execFile, fork } from 'node:child_process';
@@ -18,7 +19,7 @@ import { buckets, chart } from './chart.mjs';
 import { declaredStatuses, startLoad } from './clients.mjs';
 import { cluster, inject } from './faults.mjs';
 import { sampleInstances } from './samples.mjs';
-import { describeFault, faultSchedule, seededRandom } from './schedule.mjs';
+import { describeFault, FAULT_KINDS, faultSchedule, seededRandom } from './schedule.mjs';
 import { judge } from './verdict.mjs';
 
 process.chdir(path.resolve(import.meta.dirname, '../..'));
@@ -72,7 +73,16 @@ async function issueKey(primaryUrl, label) {
   return stdout.trim().split('\n').at(-1);
 }
 
-const { spared, faults: schedule } = faultSchedule({ seed, instances: INSTANCES, lastStartMs: durationMs - 30_000 });
+const drawn = faultSchedule({ seed, instances: INSTANCES, lastStartMs: durationMs - 30_000 });
+const { spared } = drawn;
+// SOAK_FAULTS: a comma list of the kinds to inject (default all); the others keep their times.
+const kinds = process.env.SOAK_FAULTS ? process.env.SOAK_FAULTS.split(',').map((kind) => kind.trim()) : FAULT_KINDS;
+const unknown = kinds.filter((kind) => !FAULT_KINDS.includes(kind));
+if (unknown.length > 0) {
+  console.error(`SOAK_FAULTS: unknown kinds ${unknown.join(', ')} (known: ${FAULT_KINDS.join(', ')})`);
+  process.exit(2);
+}
+const schedule = drawn.faults.filter((fault) => kinds.includes(fault.kind));
 console.log(
   `soak: ${minutes} min at ${rate} req/s, seed ${seed} (replay: SOAK_SEED=${seed} SOAK_MINUTES=${minutes} npm run soak)`,
 );
@@ -98,7 +108,7 @@ delete process.env.REDIS_URL;
 let exitCode = 1;
 try {
   await cluster('down');
-  console.log('soak: cluster up (build, PostgreSQL primary + replica, Redis, 3 instances, HAProxy)');
+  console.log('soak: cluster up (build, etcd, 3 PostgreSQL nodes under Patroni, Redis, 3 instances, HAProxy)');
   await cluster('up', String(INSTANCES));
   const env = readEnv();
   const instancePorts = Array.from({ length: INSTANCES }, (_, i) => Number(env[`INSTANCE_${i + 1}_PORT`]));

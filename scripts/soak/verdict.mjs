@@ -75,6 +75,16 @@ export function judge({ records, creates, pagers, stored, faults, samples, hosti
       `${r.label} answered ${r.status === 0 ? r.error : r.status} at ${seconds(r.sentAt + r.ms)}, outside every fault window`,
     );
 
+  // Latency away from the faults: answers whose whole request lies outside every fault window.
+  const calm = answered
+    .filter((r) => !windows.some(([from, to]) => r.sentAt <= to && r.sentAt + r.ms >= from))
+    .map((r) => r.ms)
+    .sort((a, b) => a - b);
+  say(
+    `latency outside fault windows: ${calm.length} answers, p50 ${percentile(calm, 50).toFixed(1)} ms, ` +
+      `p99 ${percentile(calm, 99).toFixed(1)} ms, max ${(calm.at(-1) ?? 0).toFixed(0)} ms`,
+  );
+
   // Faults: what each cost, and whether every pool lends freely again afterwards.
   say(`faults: ${faults.length} (503s and no answers per fault, the last one's time after heal; pool back after heal)`);
   for (const f of faults) {
@@ -88,8 +98,15 @@ export function judge({ records, creates, pagers, stored, faults, samples, hosti
       if (refilled.has(s.instance) || s.pool === null || s.pool.total === undefined) continue;
       if (s.pool.waiting === 0 && s.pool.total - s.pool.idle <= POOL_MAX / 2) refilled.set(s.instance, s.at - f.healed);
     }
+    // An instance that the next fault kills or stops within the bound starts a new pool: not judged.
+    const restarted = new Set(
+      faults
+        .filter((g) => (g.kind === 'kill' || g.kind === 'term') && g.begin >= f.healed)
+        .filter((g) => g.begin <= f.healed + POOL_BOUND_MS)
+        .map((g) => g.instance),
+    );
     const instances = new Set(samples.map((s) => s.instance));
-    const notBack = [...instances].filter((i) => !refilled.has(i));
+    const notBack = [...instances].filter((i) => !refilled.has(i) && !restarted.has(i));
     say(
       `  ${seconds(f.begin).padStart(8)} ${f.kind.padEnd(9)} healed +${seconds(f.healed - f.begin)}: ${mine.length} 503/no answer` +
         `${last === null ? '' : `, last ${last < 0 ? 'before heal' : `${seconds(last)} after heal`}`}; ` +

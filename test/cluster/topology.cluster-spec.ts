@@ -13,8 +13,8 @@ import {
   until,
 } from '../support/cluster.js';
 
-// The whole topology (scripts/cluster/cluster.sh: HAProxy, 3 instances, PostgreSQL primary and
-// streaming replica, Redis), measured through the balancer under steady load. The figures are
+// The whole topology (scripts/cluster/cluster.sh: HAProxy, 3 instances, three PostgreSQL nodes
+// under Patroni behind HAProxy's writer and reader ports, Redis), measured through the balancer under steady load. The figures are
 // logged; the guarantees are asserted.
 
 const MINUTES = 60_000;
@@ -158,24 +158,40 @@ describe('instances come and go under steady load', () => {
   );
 });
 
-/** SELECTs a server has committed: on a standby, the reads it served. */
-async function transactionsOn(url: string): Promise<number> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    const { rows } = await client.query<{ n: string }>('SELECT sum(xact_commit)::text AS n FROM pg_stat_database');
-    return Number(rows[0]?.n ?? 0);
-  } finally {
-    await client.end();
+/**
+ * SELECTs the replicas have committed, summed over the Patroni nodes that are in recovery: the
+ * reads they served (HAProxy's reader port spreads the instances' connections over both).
+ */
+async function transactionsOnReplicas(): Promise<number> {
+  let total = 0;
+  for (const port of nodePgPorts()) {
+    const client = new pg.Client({ host: '127.0.0.1', port, user: 'postgres', database: 'petstore' });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ n: string | null }>(
+        'SELECT sum(xact_commit)::text AS n FROM pg_stat_database WHERE pg_is_in_recovery()',
+      );
+      total += Number(rows[0]?.n ?? 0);
+    } finally {
+      await client.end();
+    }
   }
+  return total;
 }
 
-describe('reads on the streaming replica', () => {
+/** NODE_<i>_PG_PORT of .cluster/env: each Patroni node's own PostgreSQL. */
+function nodePgPorts(): number[] {
+  return [...readFileSync('.cluster/env', 'utf8').matchAll(/^NODE_\d+_PG_PORT=(\d+)$/gm)].map((match) =>
+    Number(match[1]),
+  );
+}
+
+describe('reads on the streaming replicas', () => {
   it(
     'read-your-writes: 1,000 creates each followed at once by a GET of the new pet, through the balancer, give 0 404s',
     async () => {
       const headers = { Authorization: `Bearer ${env.apiKey}`, 'Content-Type': 'application/json' };
-      const replicaBefore = await transactionsOn(env.replicaUrl);
+      const replicaBefore = await transactionsOnReplicas();
       const statuses = new Map<number, number>();
       await Promise.all(
         Array.from({ length: 10 }, async (_, client) => {
@@ -192,20 +208,20 @@ describe('reads on the streaming replica', () => {
           }
         }),
       );
-      const replicaReads = (await transactionsOn(env.replicaUrl)) - replicaBefore;
+      const replicaReads = (await transactionsOnReplicas()) - replicaBefore;
 
       report(
-        `read-your-writes: 1,000 create + GET: ${JSON.stringify([...statuses])} (status, count); ${replicaReads} transactions on the replica meanwhile`,
+        `read-your-writes: 1,000 create + GET: ${JSON.stringify([...statuses])} (status, count); ${replicaReads} transactions on the replicas meanwhile`,
       );
       expect([...statuses]).toEqual([[200, 1000]]);
-      // The GETs did go to the replica (and found most pets there), not all to the primary.
+      // The GETs did go to the replicas (and found most pets there), not all to the primary.
       expect(replicaReads).toBeGreaterThan(500);
     },
     2 * MINUTES,
   );
 
   it(
-    'replica stopped and started again: every read answered, none 5xx, none waiting beyond the 1 s bound',
+    'a replica stopped and started again: every read answered, none 5xx, none waiting beyond the 1 s bound',
     async () => {
       const headers = { Authorization: `Bearer ${env.apiKey}` };
       const [known] = await primaryQuery<{ id: string }>('SELECT id FROM pets ORDER BY id LIMIT 1');
@@ -309,11 +325,13 @@ describe('Prometheus on the cluster, with the deployed alerting rules', () => {
       );
       const rules = listOf(await prometheusApi('rules'), 'groups').flatMap((group) => listOf(group, 'rules'));
       expect(rules.map((rule) => field(rule, 'health'))).toEqual(rules.map(() => 'ok'));
-      const deployed: unknown = parseYaml(readFileSync('deploy/prometheus/alerts.yml', 'utf8'));
-      const alertNames = listOf(deployed, 'groups').flatMap((group) =>
-        listOf(group, 'rules').map((rule) => field(rule, 'alert')),
+      const alertNames = ['alerts.yml', 'patroni-alerts.yml'].flatMap((file) =>
+        listOf(parseYaml(readFileSync(`deploy/prometheus/${file}`, 'utf8')), 'groups').flatMap((group) =>
+          listOf(group, 'rules').map((rule) => field(rule, 'alert')),
+        ),
       );
       expect(alertNames).toContain('PetstoreInstanceDown');
+      expect(alertNames).toContain('PatroniNoSynchronousStandby');
       expect(rules.map((rule) => field(rule, 'name'))).toEqual(alertNames);
       expect(await queryByInstance('db_up')).toEqual(everywhere('1'));
       await until(
@@ -322,6 +340,10 @@ describe('Prometheus on the cluster, with the deployed alerting rules', () => {
         'the replica serving reads for every instance',
       );
       expect(await instancesDown()).toEqual([]);
+      // Every node's Patroni is scraped too, and exactly one of them is the leader.
+      await until(async () => (await queryByInstance('up{job="patroni"}')).size === 3, 15_000, 'every Patroni scraped');
+      expect([...(await queryByInstance('up{job="patroni"}')).values()]).toEqual(['1', '1', '1']);
+      expect([...(await queryByInstance('sum(patroni_primary{job="patroni"})')).values()]).toEqual(['1']);
     },
     MINUTES,
   );

@@ -87,6 +87,21 @@ describe('the soak verdict', () => {
     expect(judge(aRun({ pagers })).failures).toEqual([]);
   });
 
+  it('reports the latency of answers outside every fault window, leaving out one that overlaps a window', () => {
+    const faults = [{ kind: 'primary', begin: 100_000, healed: 110_000, detail: '' }];
+    const records = [
+      answer(1000, 200, { ms: 4 }),
+      answer(2000, 200, { ms: 8 }),
+      // Sent before the fault, answered inside it: not outside.
+      answer(99_000, 200, { ms: 3000 }),
+      answer(115_000, 503, { ms: 2000 }),
+    ];
+
+    expect(judge(aRun({ faults, records })).lines).toContainEqual(
+      'latency outside fault windows: 2 answers, p50 8.0 ms, p99 8.0 ms, max 8 ms',
+    );
+  });
+
   it('allows a 503 from a fault until the bound after its heal, and not later', () => {
     const faults = [{ kind: 'redis', begin: 100_000, healed: 110_000, detail: '' }];
     const justInside = answer(110_000 + RECOVERY_BOUND_MS - 10, 503);
@@ -131,6 +146,20 @@ describe('the soak verdict', () => {
 
     expect(failures).toEqual([]);
     expect(lines).toContainEqual(expect.stringContaining('RSS MiB 97.7 → 108.4 (11.0%)'));
+  });
+
+  it('does not judge the pool of an instance that the next fault kills within the bound', () => {
+    const faults = [
+      { kind: 'primary', begin: 100_000, healed: 110_000, detail: '' },
+      { kind: 'kill', instance: 1, begin: 110_100, healed: 120_000, detail: '' },
+    ];
+    const busy = { total: 10, idle: 0, waiting: 3 };
+    const samples = steadySamples().map((s) => (s.at > 110_000 && s.at <= 140_000 ? { ...s, pool: busy } : s));
+
+    expect(judge(aRun({ faults, samples })).failures).toEqual([]);
+    expect(judge(aRun({ faults: [faults[0]], samples })).failures).toEqual([
+      expect.stringContaining('the pool of instance 1 not lending freely'),
+    ]);
   });
 
   it('fails when a pool still lends nothing freely long after a fault', () => {
@@ -183,6 +212,6 @@ describe('the fault schedule', () => {
     const restarted = first.faults.filter((f) => f.kind === 'kill' || f.kind === 'term').map((f) => f.instance);
     expect(restarted.length).toBeGreaterThan(0);
     expect(restarted).not.toContain(first.spared);
-    expect(new Set(first.faults.map((f) => f.kind)).size).toBe(6);
+    expect(new Set(first.faults.map((f) => f.kind)).size).toBe(7);
   });
 });

@@ -1,0 +1,451 @@
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import { cluster, type ClusterEnv, readClusterEnv, sleep, until } from '../support/cluster.js';
+
+// The database tier's own failures (scripts/cluster/cluster.sh: three PostgreSQL nodes under
+// Patroni with synchronous replication, HAProxy's writer and reader ports checking Patroni's REST
+// API), under 12 clients creating with Idempotency-Key and 3 pagers walking every page:
+// - the leader's host lost (kill -9 of its Patroni, postmaster and backends at once);
+// - a planned switchover (patronictl switchover).
+// The pauses are measured and bounded; what must not happen (a lost, duplicated or skipped pet, an
+// id issued twice, a 500, a hang) is counted and asserted to be 0.
+
+const MINUTES = 60_000;
+const CREATORS = 12;
+const PAGERS = 3;
+// Patroni's leader key outlives a lost leader by up to ttl (20 s, see cluster.sh); a replica then
+// promotes within a loop_wait (2 s), HAProxy's writer check sees it within 0.5 s, and the instances
+// open new connections. The rest is slack for a 2-core machine shared with other work.
+const FAILOVER_BOUND_MS = 40_000;
+// A switchover demotes the leader cleanly and promotes the synchronous standby at once.
+const SWITCHOVER_BOUND_MS = 10_000;
+// The longest a request may take: the service's connect (3 s) and statement (2 s) timeouts, with
+// slack. Longer is a hang.
+const REQUEST_DEADLINE_MS = 10_000;
+// A create still unacknowledged after this long (retried all along) counts as given up.
+const CREATE_GIVE_UP_MS = 2 * MINUTES;
+
+let env: ClusterEnv;
+
+beforeAll(async () => {
+  await cluster('down');
+  await cluster('up', '3');
+  env = readClusterEnv();
+}, 5 * MINUTES);
+
+afterAll(async () => {
+  await cluster('down');
+}, MINUTES);
+
+const report = (line: string): void => {
+  process.stdout.write(`failover: ${line}\n`);
+};
+
+type Ack = { name: string; id: number; at: number };
+
+/** What the clients saw while a fault happened: every answer counted, every acknowledgement kept. */
+type Observed = {
+  acks: Ack[];
+  gaveUp: number;
+  retries: number;
+  /** Status (or network error) of every create attempt → count. */
+  createStatuses: Map<string, number>;
+  /** Every 5xx to a create that was not a 503 with Retry-After and the Error body `unavailable`. */
+  dishonest: string[];
+  /** Status of every page read → count. */
+  readStatuses: Map<string, number>;
+  /** Reads answered with anything but 200, by time. */
+  failedReadsAt: number[];
+  hangs: number;
+  /** Each finished walk: the ids it returned, ascending, and every (id, name) it saw. */
+  walks: number[][];
+  seen: Map<number, string>;
+};
+
+function bump(counts: Map<string, number>, key: string): void {
+  counts.set(key, (counts.get(key) ?? 0) + 1);
+}
+
+async function timedFetch(url: string, init: RequestInit, observed: Observed): Promise<Response | string> {
+  try {
+    return await fetch(url, { ...init, signal: AbortSignal.timeout(REQUEST_DEADLINE_MS) });
+  } catch (error) {
+    if (error instanceof Error && error.name === 'TimeoutError') {
+      observed.hangs++;
+      return 'hang';
+    }
+    const cause = error instanceof Error && error.cause instanceof Error ? error.cause.message : String(error);
+    return `network: ${cause}`;
+  }
+}
+
+/**
+ * 12 careful creators and 3 pagers through the balancer until stop(). A creator sends each create
+ * with an Idempotency-Key and retries it with the same key and body on a network error, a 409 or a
+ * 5xx, after Retry-After (at most 1 s), until it is acknowledged. A pager walks every page
+ * (limit=100) by the Link rel="next", retrying a failed page.
+ */
+function load(prefix: string): { observed: Observed; stop(): Promise<Observed> } {
+  const observed: Observed = {
+    acks: [],
+    gaveUp: 0,
+    retries: 0,
+    createStatuses: new Map(),
+    dishonest: [],
+    readStatuses: new Map(),
+    failedReadsAt: [],
+    hangs: 0,
+    walks: [],
+    seen: new Map(),
+  };
+  let stopping = false;
+  const authorization = `Bearer ${env.apiKey}`;
+
+  const creators = Array.from({ length: CREATORS }, async (_, client) => {
+    for (let i = 0; !stopping; i++) {
+      const name = `${prefix} ${client}-${i}`;
+      const headers = {
+        Authorization: authorization,
+        'Content-Type': 'application/json',
+        'Idempotency-Key': randomUUID(),
+      };
+      const body = JSON.stringify({ name, categoryId: 4 });
+      const started = performance.now();
+      for (let attempt = 0; ; attempt++) {
+        if (performance.now() - started > CREATE_GIVE_UP_MS) {
+          observed.gaveUp++;
+          break;
+        }
+        if (attempt > 0) observed.retries++;
+        const response = await timedFetch(`${env.balancerUrl}/v1/pets`, { method: 'POST', headers, body }, observed);
+        if (typeof response === 'string') {
+          bump(observed.createStatuses, response.startsWith('network') ? 'network error' : response);
+          await sleep(100);
+          continue;
+        }
+        bump(observed.createStatuses, String(response.status));
+        const answer: unknown = await response.json().catch(() => null);
+        if (
+          (response.status === 201 || response.status === 200) &&
+          typeof answer === 'object' &&
+          answer !== null &&
+          'id' in answer
+        ) {
+          observed.acks.push({ name, id: Number(answer.id), at: performance.now() });
+          break;
+        }
+        if (response.status >= 500) {
+          const retryAfter = Number(response.headers.get('retry-after'));
+          const code = typeof answer === 'object' && answer !== null && 'code' in answer ? answer.code : undefined;
+          if (response.status !== 503 || !(retryAfter > 0) || code !== 'unavailable')
+            observed.dishonest.push(
+              `${response.status} Retry-After=${response.headers.get('retry-after')} ${JSON.stringify(answer)}`,
+            );
+          await sleep(Math.min(retryAfter > 0 ? retryAfter * 1000 : 100, 1000));
+        } else if (response.status === 409) await sleep(100);
+        else throw new Error(`create answered ${response.status}: ${JSON.stringify(answer)}`);
+      }
+    }
+  });
+
+  const pagers = Array.from({ length: PAGERS }, async () => {
+    while (!stopping) {
+      const ids: number[] = [];
+      let url: string | null = `${env.balancerUrl}/v1/pets?limit=100`;
+      while (url !== null && !stopping) {
+        const response = await timedFetch(url, { headers: { Authorization: authorization } }, observed);
+        const status =
+          typeof response === 'string'
+            ? response.startsWith('network')
+              ? 'network error'
+              : response
+            : String(response.status);
+        bump(observed.readStatuses, status);
+        if (typeof response === 'string' || response.status !== 200) {
+          observed.failedReadsAt.push(performance.now());
+          if (typeof response !== 'string') await response.arrayBuffer();
+          await sleep(200);
+          continue;
+        }
+        const page = (await response.json()) as { id: number; name: string }[];
+        for (const pet of page) {
+          ids.push(Number(pet.id));
+          observed.seen.set(Number(pet.id), pet.name);
+        }
+        const next = /<([^>]+)>;\s*rel="next"/.exec(response.headers.get('link') ?? '');
+        url = next?.[1] === undefined ? null : `${env.balancerUrl}${next[1]}`;
+      }
+      if (url === null) observed.walks.push(ids);
+    }
+  });
+
+  return {
+    observed,
+    async stop() {
+      stopping = true;
+      await Promise.all([...creators, ...pagers]);
+      return observed;
+    },
+  };
+}
+
+/** The longest time between two consecutive acknowledgements after `from`: how long writes paused. */
+function longestPause(acks: Ack[], from: number): { pauseMs: number; resumedAt: number } {
+  const times = acks
+    .map((ack) => ack.at)
+    .filter((at) => at >= from)
+    .sort((a, b) => a - b);
+  let pauseMs = times.length > 0 ? (times[0] ?? from) - from : Infinity;
+  let resumedAt = times[0] ?? Infinity;
+  for (let i = 1; i < times.length; i++) {
+    const gap = (times[i] ?? 0) - (times[i - 1] ?? 0);
+    if (gap > pauseMs) {
+      pauseMs = gap;
+      resumedAt = times[i] ?? Infinity;
+    }
+  }
+  return { pauseMs, resumedAt };
+}
+
+async function query<T>(sql: string, parameters: unknown[] = []): Promise<T[]> {
+  const client = new pg.Client({ connectionString: env.primaryUrl });
+  await client.connect();
+  try {
+    return (await client.query(sql, parameters)).rows as T[];
+  } finally {
+    await client.end();
+  }
+}
+
+type Verdict = { lost: number; duplicated: number; unacknowledged: number; skipped: number; reissued: number };
+
+/** Checks what the clients saw against what the (new) primary holds. */
+async function verdict(prefix: string, observed: Observed): Promise<Verdict> {
+  const rows = await query<{ id: string; name: string }>('SELECT id, name FROM pets ORDER BY id');
+  const nameOf = new Map(rows.map((row) => [Number(row.id), row.name]));
+  const idsOf = new Map<string, number[]>();
+  for (const row of rows) idsOf.set(row.name, [...(idsOf.get(row.name) ?? []), Number(row.id)]);
+  const acknowledged = new Set(observed.acks.map((ack) => ack.name));
+  // Lost: an acknowledged create that is not stored, or not under the id it was acknowledged with.
+  const lost = observed.acks.filter((ack) => idsOf.get(ack.name)?.join() !== String(ack.id)).length;
+  const duplicated = [...idsOf.values()].filter((ids) => ids.length > 1).length;
+  const unacknowledged = [...idsOf.keys()].filter(
+    (name) => name.startsWith(`${prefix} `) && !acknowledged.has(name),
+  ).length;
+  // Reissued: an id that a client or a pager saw with one pet, and that now names another.
+  const reissued =
+    observed.acks.filter((ack) => nameOf.has(ack.id) && nameOf.get(ack.id) !== ack.name).length +
+    [...observed.seen].filter(([id, name]) => nameOf.has(id) && nameOf.get(id) !== name).length;
+  // Skipped: a stored pet below the highest id a walk returned that the walk did not return.
+  // Creates commit in id order, so a walk that got past an id has seen every pet below it.
+  const stored = rows.map((row) => Number(row.id));
+  let skipped = 0;
+  for (const walk of observed.walks) {
+    const highest = walk.at(-1);
+    if (highest === undefined) continue;
+    const returned = new Set(walk);
+    skipped += stored.filter((id) => id < highest && !returned.has(id)).length;
+  }
+  return { lost, duplicated, unacknowledged, skipped, reissued };
+}
+
+/** What each instance's /readyz and /metrics said while writes were paused: polled every 250 ms. */
+/**
+ * What each instance's /readyz and /metrics said during the gap: `primaryMissing` when /readyz
+ * answered 503, or 200 naming the missing primary under `degraded` (a replica still serving reads).
+ */
+function watchInstances(): { stop(): Promise<{ primaryMissing: boolean[]; dbDown: boolean[] }> } {
+  const primaryMissing = env.instancePorts.map(() => false);
+  const dbDown = env.instancePorts.map(() => false);
+  let stopping = false;
+  const polls = env.instancePorts.map(async (port, i) => {
+    while (!stopping) {
+      const ready = await fetch(`http://127.0.0.1:${port}/readyz`, { signal: AbortSignal.timeout(2000) }).then(
+        async (response) => ({ status: response.status, body: await response.text() }),
+        () => ({ status: 0, body: '' }),
+      );
+      if (ready.status === 503 || (ready.status === 200 && /degraded.*primary/.test(ready.body)))
+        primaryMissing[i] = true;
+      const metrics = await fetch(`http://127.0.0.1:${port}/metrics`, { signal: AbortSignal.timeout(2000) }).then(
+        (response) => response.text(),
+        () => '',
+      );
+      if (/^db_up(\{[^}]*\})? 0$/m.test(metrics)) dbDown[i] = true;
+      await sleep(250);
+    }
+  });
+  return {
+    async stop() {
+      stopping = true;
+      await Promise.all(polls);
+      return { primaryMissing, dbDown };
+    },
+  };
+}
+
+const instancePids = (): string[] =>
+  env.instancePorts.map((_, i) => readFileSync(`.cluster/instance-${i + 1}.pid`, 'utf8').trim());
+
+/** `scripts/cluster/cluster.sh <command>`, its output. */
+async function run(command: string): Promise<string> {
+  const { stdout } = await promisify(execFile)('bash', ['scripts/cluster/cluster.sh', command], { timeout: 240_000 });
+  return stdout.trim();
+}
+
+const leader = (): Promise<string> => run('leader');
+
+async function healthy(): Promise<boolean> {
+  return cluster('healthy').then(
+    () => true,
+    () => false,
+  );
+}
+
+async function acknowledgedAfter(observed: Observed, from: number, count: number): Promise<void> {
+  await until(
+    () => Promise.resolve(observed.acks.filter((ack) => ack.at > from).length >= count),
+    2 * MINUTES,
+    `${count} creates acknowledged`,
+  );
+}
+
+describe('the leader is lost (kill -9 of its Patroni, postmaster and backends)', () => {
+  const prefix = 'failover';
+  let observed: Observed;
+  let pauseMs = 0;
+  let oldLeader = '';
+  let newLeader = '';
+  let rejoinedMs = 0;
+  let instances: { primaryMissing: boolean[]; dbDown: boolean[] };
+  let gap: { from: number; to: number };
+  let pidsBefore: string[] = [];
+
+  beforeAll(async () => {
+    pidsBefore = instancePids();
+    const running = load(prefix);
+    await acknowledgedAfter(running.observed, 0, 200);
+    const watching = watchInstances();
+    const killedAt = performance.now();
+    oldLeader = await run('kill-leader');
+    // More than the 12 creates that were in flight at the kill: writes are back.
+    await acknowledgedAfter(running.observed, killedAt, 100);
+    instances = await watching.stop();
+    newLeader = await leader();
+    const restarted = performance.now();
+    await cluster('start-node', oldLeader);
+    await until(healthy, 2 * MINUTES, 'three healthy nodes');
+    rejoinedMs = performance.now() - restarted;
+    await acknowledgedAfter(running.observed, performance.now(), 100);
+    observed = await running.stop();
+    const pause = longestPause(observed.acks, killedAt);
+    pauseMs = pause.pauseMs;
+    gap = { from: pause.resumedAt - pause.pauseMs, to: pause.resumedAt };
+    report(
+      `${oldLeader} lost, ${newLeader} leads: writes paused ${Math.round(pauseMs)} ms; ${oldLeader} back as a replica and the cluster healthy ${Math.round(rejoinedMs)} ms after its restart`,
+    );
+    reportServiceErrors();
+    report(
+      `${observed.acks.length} creates acknowledged (${observed.retries} retries, ${observed.gaveUp} gave up), create answers ${JSON.stringify([...observed.createStatuses])}, page reads ${JSON.stringify([...observed.readStatuses])}, ${observed.walks.length} walks, ${observed.hangs} hangs`,
+    );
+  }, 6 * MINUTES);
+
+  it('a new leader takes writes within the bound', () => {
+    expect(newLeader).toMatch(/^node[123]$/);
+    expect(newLeader).not.toBe(oldLeader);
+    expect(pauseMs).toBeLessThan(FAILOVER_BOUND_MS);
+  });
+
+  it('every acknowledged create is stored exactly once under its id; none stored twice or without an acknowledgement; no id issued twice; no walk skipped a pet', async () => {
+    const found = await verdict(prefix, observed);
+    report(`verdict ${JSON.stringify(found)}`);
+    expect(observed.gaveUp).toBe(0);
+    expect(found).toEqual({ lost: 0, duplicated: 0, unacknowledged: 0, skipped: 0, reissued: 0 });
+    expect(observed.walks.length).toBeGreaterThan(3);
+  });
+
+  it('the gap is answered honestly: 503 with Retry-After and the Error body, never a 500, never a hang', () => {
+    expect(observed.dishonest).toEqual([]);
+    expect(observed.hangs).toBe(0);
+  });
+
+  it('every instance told the primary was missing (readiness, db_up), and serves again without a restart', async () => {
+    expect(instances.primaryMissing).toEqual(env.instancePorts.map(() => true));
+    expect(instances.dbDown).toEqual(env.instancePorts.map(() => true));
+    expect(instancePids()).toEqual(pidsBefore);
+    for (const port of env.instancePorts) expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
+  });
+
+  it('the old leader rejoined by pg_rewind; three healthy nodes', async () => {
+    expect(readFileSync(`.cluster/patroni-${oldLeader.slice('node'.length)}.log`, 'utf8')).toMatch(/pg_rewind/);
+    expect(await healthy()).toBe(true);
+  });
+
+  // An instance whose replica serves reads stays ready without its primary, so the balancer keeps
+  // sending it reads (src/platform/observability/health.controller.ts).
+  it('reads are served by the replicas while the primary is missing', () => {
+    const failedInGap = observed.failedReadsAt.filter((at) => at >= gap.from && at <= gap.to).length;
+    report(`${failedInGap} page reads failed while writes paused`);
+    expect(failedInGap).toBe(0);
+  });
+});
+
+describe('planned switchover (patronictl switchover)', () => {
+  const prefix = 'switchover';
+  let observed: Observed;
+  let pauseMs = 0;
+  let found: Verdict;
+
+  beforeAll(async () => {
+    await until(healthy, 2 * MINUTES, 'three healthy nodes');
+    const running = load(prefix);
+    await acknowledgedAfter(running.observed, 0, 200);
+    const before = await leader();
+    const started = performance.now();
+    await run('switchover');
+    await until(async () => (await leader()) !== before, MINUTES, 'a new leader');
+    await acknowledgedAfter(running.observed, performance.now(), 200);
+    observed = await running.stop();
+    pauseMs = longestPause(observed.acks, started).pauseMs;
+    found = await verdict(prefix, observed);
+    report(
+      `${before} → ${await leader()}: writes paused ${Math.round(pauseMs)} ms; ${observed.acks.length} creates acknowledged (${observed.retries} retries, ${observed.gaveUp} gave up), create answers ${JSON.stringify([...observed.createStatuses])}, page reads ${JSON.stringify([...observed.readStatuses])}; verdict ${JSON.stringify(found)}`,
+    );
+    reportServiceErrors();
+  }, 5 * MINUTES);
+
+  it('writes pause for at most a few seconds', () => {
+    expect(pauseMs).toBeLessThan(SWITCHOVER_BOUND_MS);
+  });
+
+  it('every create that was retried as documented is acknowledged; nothing lost, stored twice or skipped', () => {
+    expect(observed.gaveUp).toBe(0);
+    expect(found).toEqual({ lost: 0, duplicated: 0, unacknowledged: 0, skipped: 0, reissued: 0 });
+  });
+
+  it('never a hang', () => {
+    expect(observed.hangs).toBe(0);
+  });
+
+  // A create that meets the demoting leader (read-only, or its connection ended under the
+  // transaction) is an unavailable store: 503 (src/platform/database/store-errors.ts).
+  it('the switchover is answered honestly: 503 with Retry-After and the Error body, never a 500', () => {
+    expect(observed.dishonest).toEqual([]);
+  });
+
+  it('three healthy nodes afterwards', async () => {
+    await until(healthy, 2 * MINUTES, 'three healthy nodes');
+  });
+});
+
+/** The instances' error lines but their 503s, for a failure's report: which query failed, and how. */
+function reportServiceErrors(): void {
+  for (let i = 1; i <= env.instancePorts.length; i++) {
+    const errors = readFileSync(`.cluster/instance-${i}.log`, 'utf8')
+      .split('\n')
+      .filter((line) => line.includes('"level":50') && !line.includes('"status":503'));
+    for (const line of errors.slice(0, 3)) report(`instance ${i} logged: ${line.slice(0, 1500)}`);
+  }
+}
