@@ -189,6 +189,9 @@ YAML
 start_patroni() { # start_patroni I
   local i=$1
   (
+    # From the clusters' directory: a checkout in a root-only (700) directory is no working
+    # directory for the user postgres, and initdb and postgres refuse to start without one.
+    cd "$PG_DIR"
     if ((EUID == 0)); then
       exec setpriv --reuid=postgres --regid=postgres --init-groups -- patroni "$PG_DIR/node$i.yml" >>"$DIR/patroni-$i.log" 2>&1
     fi
