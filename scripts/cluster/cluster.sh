@@ -40,7 +40,8 @@ log() { echo "cluster: $*" >&2; }
 free_port() { node -e "const s=require('net').createServer();s.listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})"; }
 
 # PostgreSQL refuses to run as root: as root it runs as the OS user postgres.
-as_pg() { if ((EUID == 0)); then runuser -u postgres -- "$@"; else "$@"; fi; }
+# From /: a checkout in a root-only (700) directory is no working directory for the user postgres.
+as_pg() { if ((EUID == 0)); then (cd / && runuser -u postgres -- "$@"); else "$@"; fi; }
 
 wait_for() { # wait_for SECONDS DESCRIPTION COMMAND...
   local seconds=$1 what=$2
