@@ -1,22 +1,12 @@
 import { PetstoreClient, type Pet } from '../../packages/client/src/index.js';
-import { cluster, type ClusterEnv, readClusterEnv, sleep } from '../support/cluster.js';
+import { cluster, clusterForThisFile, sleep } from '../support/cluster.js';
 
 // The client package through the balancer while an instance is killed: its retries, with one
 // Idempotency-Key per create, must leave every pet stored exactly once.
 
 const MINUTES = 60_000;
 
-let env: ClusterEnv;
-
-beforeAll(async () => {
-  await cluster('down');
-  await cluster('up', '3');
-  env = readClusterEnv();
-}, 4 * MINUTES);
-
-afterAll(async () => {
-  await cluster('down');
-}, MINUTES);
+const clusterEnv = clusterForThisFile(4 * MINUTES);
 
 describe('the client package in front of the cluster', () => {
   it(
@@ -24,8 +14,8 @@ describe('the client package in front of the cluster', () => {
     async () => {
       const attempts = { requests: 0, failed: 0 };
       const petstore = new PetstoreClient({
-        baseUrl: `${env.balancerUrl}/v1`,
-        apiKey: env.apiKey,
+        baseUrl: `${clusterEnv().balancerUrl}/v1`,
+        apiKey: clusterEnv().apiKey,
         retry: { maxAttempts: 10, baseDelayMs: 100 },
         onDeprecation: () => {},
         fetch: async (request) => {

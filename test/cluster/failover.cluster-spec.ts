@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { cluster, type ClusterEnv, readClusterEnv, sleep, until } from '../support/cluster.js';
+import { cluster, clusterForThisFile, sleep, until } from '../support/cluster.js';
 
 // The database tier's own failures (scripts/cluster/cluster.sh: three PostgreSQL nodes under
 // Patroni with synchronous replication, HAProxy's writer and reader ports checking Patroni's REST
@@ -28,17 +28,7 @@ const REQUEST_DEADLINE_MS = 10_000;
 // A create still unacknowledged after this long (retried all along) counts as given up.
 const CREATE_GIVE_UP_MS = 2 * MINUTES;
 
-let env: ClusterEnv;
-
-beforeAll(async () => {
-  await cluster('down');
-  await cluster('up', '3');
-  env = readClusterEnv();
-}, 5 * MINUTES);
-
-afterAll(async () => {
-  await cluster('down');
-}, MINUTES);
+const clusterEnv = clusterForThisFile(5 * MINUTES);
 
 const report = (line: string): void => {
   process.stdout.write(`failover: ${line}\n`);
@@ -102,7 +92,7 @@ function load(prefix: string): { observed: Observed; stop(): Promise<Observed> }
     seen: new Map(),
   };
   let stopping = false;
-  const authorization = `Bearer ${env.apiKey}`;
+  const authorization = `Bearer ${clusterEnv().apiKey}`;
 
   const creators = Array.from({ length: CREATORS }, async (_, client) => {
     for (let i = 0; !stopping; i++) {
@@ -120,7 +110,11 @@ function load(prefix: string): { observed: Observed; stop(): Promise<Observed> }
           break;
         }
         if (attempt > 0) observed.retries++;
-        const response = await timedFetch(`${env.balancerUrl}/v1/pets`, { method: 'POST', headers, body }, observed);
+        const response = await timedFetch(
+          `${clusterEnv().balancerUrl}/v1/pets`,
+          { method: 'POST', headers, body },
+          observed,
+        );
         if (typeof response === 'string') {
           bump(observed.createStatuses, response.startsWith('network') ? 'network error' : response);
           await sleep(100);
@@ -154,7 +148,7 @@ function load(prefix: string): { observed: Observed; stop(): Promise<Observed> }
   const pagers = Array.from({ length: PAGERS }, async () => {
     while (!stopping) {
       const ids: number[] = [];
-      let url: string | null = `${env.balancerUrl}/v1/pets?limit=100`;
+      let url: string | null = `${clusterEnv().balancerUrl}/v1/pets?limit=100`;
       while (url !== null && !stopping) {
         const response = await timedFetch(url, { headers: { Authorization: authorization } }, observed);
         const status =
@@ -176,7 +170,7 @@ function load(prefix: string): { observed: Observed; stop(): Promise<Observed> }
           observed.seen.set(Number(pet.id), pet.name);
         }
         const next = /<([^>]+)>;\s*rel="next"/.exec(response.headers.get('link') ?? '');
-        url = next?.[1] === undefined ? null : `${env.balancerUrl}${next[1]}`;
+        url = next?.[1] === undefined ? null : `${clusterEnv().balancerUrl}${next[1]}`;
       }
       if (url === null) observed.walks.push(ids);
     }
@@ -211,7 +205,7 @@ function longestPause(acks: Ack[], from: number): { pauseMs: number; resumedAt: 
 }
 
 async function query<T>(sql: string, parameters: unknown[] = []): Promise<T[]> {
-  const client = new pg.Client({ connectionString: env.primaryUrl });
+  const client = new pg.Client({ connectionString: clusterEnv().primaryUrl });
   await client.connect();
   try {
     return (await client.query(sql, parameters)).rows as T[];
@@ -258,10 +252,10 @@ async function verdict(prefix: string, observed: Observed): Promise<Verdict> {
  * answered 503, or 200 naming the missing primary under `degraded` (a replica still serving reads).
  */
 function watchInstances(): { stop(): Promise<{ primaryMissing: boolean[]; dbDown: boolean[] }> } {
-  const primaryMissing = env.instancePorts.map(() => false);
-  const dbDown = env.instancePorts.map(() => false);
+  const primaryMissing = clusterEnv().instancePorts.map(() => false);
+  const dbDown = clusterEnv().instancePorts.map(() => false);
   let stopping = false;
-  const polls = env.instancePorts.map(async (port, i) => {
+  const polls = clusterEnv().instancePorts.map(async (port, i) => {
     while (!stopping) {
       const ready = await fetch(`http://127.0.0.1:${port}/readyz`, { signal: AbortSignal.timeout(2000) }).then(
         async (response) => ({ status: response.status, body: await response.text() }),
@@ -287,7 +281,7 @@ function watchInstances(): { stop(): Promise<{ primaryMissing: boolean[]; dbDown
 }
 
 const instancePids = (): string[] =>
-  env.instancePorts.map((_, i) => readFileSync(`.cluster/instance-${i + 1}.pid`, 'utf8').trim());
+  clusterEnv().instancePorts.map((_, i) => readFileSync(`.cluster/instance-${i + 1}.pid`, 'utf8').trim());
 
 /** `scripts/cluster/cluster.sh <command>`, its output. */
 async function run(command: string): Promise<string> {
@@ -372,10 +366,11 @@ describe('the leader is lost (kill -9 of its Patroni, postmaster and backends)',
   });
 
   it('every instance told the primary was missing (readiness, db_up), and serves again without a restart', async () => {
-    expect(instances.primaryMissing).toEqual(env.instancePorts.map(() => true));
-    expect(instances.dbDown).toEqual(env.instancePorts.map(() => true));
+    expect(instances.primaryMissing).toEqual(clusterEnv().instancePorts.map(() => true));
+    expect(instances.dbDown).toEqual(clusterEnv().instancePorts.map(() => true));
     expect(instancePids()).toEqual(pidsBefore);
-    for (const port of env.instancePorts) expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
+    for (const port of clusterEnv().instancePorts)
+      expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
   });
 
   it('the old leader rejoined by pg_rewind; three healthy nodes', async () => {
@@ -442,7 +437,7 @@ describe('planned switchover (patronictl switchover)', () => {
 
 /** The instances' error lines but their 503s, for a failure's report: which query failed, and how. */
 function reportServiceErrors(): void {
-  for (let i = 1; i <= env.instancePorts.length; i++) {
+  for (let i = 1; i <= clusterEnv().instancePorts.length; i++) {
     const errors = readFileSync(`.cluster/instance-${i}.log`, 'utf8')
       .split('\n')
       .filter((line) => line.includes('"level":50') && !line.includes('"status":503'));

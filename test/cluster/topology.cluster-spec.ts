@@ -5,10 +5,9 @@ import { getFrom } from '../support/from-address.js';
 import {
   balancerServers,
   cluster,
-  type ClusterEnv,
+  clusterForThisFile,
   idempotentCreates,
   mixedLoad,
-  readClusterEnv,
   sleep,
   until,
 } from '../support/cluster.js';
@@ -19,25 +18,14 @@ import {
 
 const MINUTES = 60_000;
 
-let env: ClusterEnv;
-
-beforeAll(async () => {
-  await cluster('down');
-  await cluster('up', '3');
-  env = readClusterEnv();
-}, 4 * MINUTES);
-
-afterAll(async () => {
-  // Stops everything even when a test failed.
-  await cluster('down');
-}, MINUTES);
+const clusterEnv = clusterForThisFile(4 * MINUTES);
 
 const report = (line: string): void => {
   process.stdout.write(`cluster: ${line}\n`);
 };
 
 async function primaryQuery<T>(sql: string, parameters: unknown[] = []): Promise<T[]> {
-  const client = new pg.Client({ connectionString: env.primaryUrl });
+  const client = new pg.Client({ connectionString: clusterEnv().primaryUrl });
   await client.connect();
   try {
     return (await client.query(sql, parameters)).rows as T[];
@@ -50,7 +38,7 @@ describe('client addresses behind the balancer', () => {
   it(
     'blocks the address that sent wrong keys, not every client of the balancer; forged X-Forwarded-For straight to an instance changes nothing',
     async () => {
-      const viaBalancer = `${env.balancerUrl}/v1/pets`;
+      const viaBalancer = `${clusterEnv().balancerUrl}/v1/pets`;
       let tries = 0;
       for (let status = 0; status !== 429; tries++) {
         if (tries > 40) throw new Error('127.0.0.2 was never limited');
@@ -61,7 +49,7 @@ describe('client addresses behind the balancer', () => {
       expect((await getFrom('127.0.0.3', viaBalancer, { Authorization: 'Bearer wrong' })).status).toBe(401);
       // Straight to an instance, which trusts only the balancer's address (127.0.0.1): the blocked
       // client cannot claim to be someone else, and another client cannot claim to be it.
-      const direct = `http://127.0.0.1:${env.instancePorts[0]}/v1/pets`;
+      const direct = `http://127.0.0.1:${clusterEnv().instancePorts[0]}/v1/pets`;
       expect(
         (await getFrom('127.0.0.2', direct, { Authorization: 'Bearer wrong', 'X-Forwarded-For': '127.0.0.9' })).status,
       ).toBe(429);
@@ -77,9 +65,9 @@ describe('instances come and go under steady load', () => {
   it(
     'a rolling restart of every instance fails no request',
     async () => {
-      const load = mixedLoad(env.balancerUrl, env.apiKey, 12);
+      const load = mixedLoad(clusterEnv().balancerUrl, clusterEnv().apiKey, 12);
       await sleep(1000);
-      for (let i = 1; i <= env.instancePorts.length; i++) {
+      for (let i = 1; i <= clusterEnv().instancePorts.length; i++) {
         const stopped = performance.now();
         // SIGTERM: /readyz turns 503 for SHUTDOWN_DELAY_SECONDS (2 s) while the instance still serves;
         // the balancer takes it out after two failed checks (0.5 s apart), then it drains and exits.
@@ -109,7 +97,7 @@ describe('instances come and go under steady load', () => {
   it(
     'kill -9 of an instance: the balancer stops sending to it at once, and retried idempotent creates lose and duplicate nothing',
     async () => {
-      const creates = idempotentCreates(env.balancerUrl, env.apiKey, 12, 'kill');
+      const creates = idempotentCreates(clusterEnv().balancerUrl, clusterEnv().apiKey, 12, 'kill');
       await sleep(1500);
       await cluster('kill-instance', '2');
       const killed = performance.now();
@@ -124,7 +112,7 @@ describe('instances come and go under steady load', () => {
       await sleep(2000);
       const result = await creates.stop();
       // Prometheus (deploy/prometheus/alerts.yml, every for: at 2 s) sees it too, and sees it back.
-      const killedTarget = `127.0.0.1:${env.instancePorts[1]}`;
+      const killedTarget = `127.0.0.1:${clusterEnv().instancePorts[1]}`;
       await until(
         async () => (await instancesDown()).join() === killedTarget,
         30_000,
@@ -190,19 +178,19 @@ describe('reads on the streaming replicas', () => {
   it(
     'read-your-writes: 1,000 creates each followed at once by a GET of the new pet, through the balancer, give 0 404s',
     async () => {
-      const headers = { Authorization: `Bearer ${env.apiKey}`, 'Content-Type': 'application/json' };
+      const headers = { Authorization: `Bearer ${clusterEnv().apiKey}`, 'Content-Type': 'application/json' };
       const replicaBefore = await transactionsOnReplicas();
       const statuses = new Map<number, number>();
       await Promise.all(
         Array.from({ length: 10 }, async (_, client) => {
           for (let i = 0; i < 100; i++) {
-            const created = await fetch(`${env.balancerUrl}/v1/pets`, {
+            const created = await fetch(`${clusterEnv().balancerUrl}/v1/pets`, {
               method: 'POST',
               headers,
               body: JSON.stringify({ name: `ryw ${client}-${i}`, categoryId: 3 }),
             });
             const pet = (await created.json()) as { id: number };
-            const got = await fetch(`${env.balancerUrl}/v1/pets/${pet.id}`, { headers });
+            const got = await fetch(`${clusterEnv().balancerUrl}/v1/pets/${pet.id}`, { headers });
             await got.arrayBuffer();
             statuses.set(got.status, (statuses.get(got.status) ?? 0) + 1);
           }
@@ -223,7 +211,7 @@ describe('reads on the streaming replicas', () => {
   it(
     'a replica stopped and started again: every read answered, none 5xx, none waiting beyond the 1 s bound',
     async () => {
-      const headers = { Authorization: `Bearer ${env.apiKey}` };
+      const headers = { Authorization: `Bearer ${clusterEnv().apiKey}` };
       const [known] = await primaryQuery<{ id: string }>('SELECT id FROM pets ORDER BY id LIMIT 1');
       let stopping = false;
       const statuses = new Map<string, number>();
@@ -233,7 +221,9 @@ describe('reads on the streaming replicas', () => {
         while (!stopping) {
           const started = performance.now();
           const url =
-            client % 2 === 0 ? `${env.balancerUrl}/v1/pets?limit=10` : `${env.balancerUrl}/v1/pets/${known?.id}`;
+            client % 2 === 0
+              ? `${clusterEnv().balancerUrl}/v1/pets?limit=10`
+              : `${clusterEnv().balancerUrl}/v1/pets/${known?.id}`;
           const status = await fetch(url, { headers }).then(
             async (response) => (await response.arrayBuffer(), String(response.status)),
             (error: unknown) => `network: ${String(error)}`,
@@ -315,7 +305,7 @@ describe('Prometheus on the cluster, with the deployed alerting rules', () => {
   it(
     'scrapes every instance and loads every rule; the database and the replica answer every instance; no instance is down',
     async () => {
-      const targets = env.instancePorts.map((port) => `127.0.0.1:${port}`);
+      const targets = clusterEnv().instancePorts.map((port) => `127.0.0.1:${port}`);
       const everywhere = (value: string): Map<string, string> => new Map(targets.map((target) => [target, value]));
 
       await until(

@@ -186,3 +186,24 @@ export function idempotentCreates(
 function describeCause(error: Error): string {
   return error.cause instanceof Error ? error.cause.message : error.message;
 }
+
+/**
+ * A cluster of its own for one test file: `cluster.sh up 3` before the file's tests (whatever an
+ * earlier file left is taken down first), `down` after them even when one failed. Returns the
+ * running cluster's ports and key, readable once it is up.
+ */
+export function clusterForThisFile(upTimeoutMs: number): () => ClusterEnv {
+  let env: ClusterEnv | undefined;
+  beforeAll(async () => {
+    await cluster('down');
+    await cluster('up', '3');
+    env = readClusterEnv();
+  }, upTimeoutMs);
+  afterAll(async () => {
+    await cluster('down');
+  }, 60_000);
+  return () => {
+    if (env === undefined) throw new Error('clusterForThisFile(): the cluster comes up in beforeAll');
+    return env;
+  };
+}
