@@ -55,6 +55,16 @@ export function outputOf(child: ChildProcess): ProcessOutput {
   };
 }
 
+/** Resolves once stdout has a line matching `pattern`; fails after 30 s, or when the process exits first. */
+export async function outputLine(output: ProcessOutput, pattern: RegExp): Promise<void> {
+  let exited = false;
+  void output.exit.then(() => (exited = true));
+  for (let waited = 0; !pattern.test(output.stdout()); waited += 50) {
+    if (exited || waited > 30_000) throw new Error(`no line matching ${pattern}:\n${output.stdout()}${output.stderr()}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 /** Resolves once the service answers /readyz with 200. */
 export async function readiness(port: number, output: ProcessOutput): Promise<void> {
   for (let tries = 0; ; tries++) {
