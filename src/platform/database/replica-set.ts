@@ -32,7 +32,8 @@ type State<Reads> = { replica: Replica<Reads>; usable: boolean; lagMs: number; r
  * replayed past what the primary had written at time t lacks nothing older than t, so its lag is
  * at most now - t, and an idle primary (no new commits) does not make a current replica look old.
  * A replica serves reads only once a check found it answering within the bound; one that fails a
- * read is taken out at once, until a check sees it back.
+ * read is taken out at once, until a check sees it back. While the primary gives no position (a
+ * failover), replicas are still checked: see checkOne.
  */
 export class ReplicaSet<Reads> {
   private readonly states: State<Reads>[];
@@ -77,39 +78,52 @@ export class ReplicaSet<Reads> {
   }
 
   async check(): Promise<void> {
-    let primary: bigint;
+    let primary: bigint | null = null;
     try {
       primary = parseLsn(await this.primaryLsn());
     } catch {
-      // No lag can be measured without the primary's position; the replicas stay as they are.
-      return;
+      // A primary that is gone (a failover) gives no position: see checkOne.
     }
-    const at = this.now();
-    this.samples.push({ at, lsn: primary });
-    // Older samples could only prove a lag beyond the bound.
-    while (this.samples.length > 1 && (this.samples[1]?.at ?? at) <= at - this.options.maxLagMs) this.samples.shift();
-    await Promise.all(this.states.map((state) => this.checkOne(state)));
+    if (primary !== null) {
+      const at = this.now();
+      this.samples.push({ at, lsn: primary });
+      // Older samples could only prove a lag beyond the bound.
+      while (this.samples.length > 1 && (this.samples[1]?.at ?? at) <= at - this.options.maxLagMs) this.samples.shift();
+    }
+    await Promise.all(this.states.map((state) => this.checkOne(state, primary !== null)));
   }
 
-  private async checkOne(state: State<Reads>): Promise<void> {
-    let lagMs: number;
+  /**
+   * Without the primary's position no lag can be measured, but while there is no primary nothing new
+   * is written either: a replica that answers and has replayed all the primary had at its last
+   * check lacks nothing, and serves reads through the gap (its last measured lag is kept).
+   */
+  private async checkOne(state: State<Reads>, primaryAnswered: boolean): Promise<void> {
+    let lagMs = state.lagMs;
+    let usable: boolean;
+    let reason: string;
     try {
       const replayed = await this.withinDeadline(state.replica.replayLsn());
-      lagMs = replayed === null ? 0 : this.lagOf(parseLsn(replayed));
       // Not a standby (it has all there is): past any position.
       state.replayed = replayed === null ? BigInt.asUintN(64, -1n) : parseLsn(replayed);
-      if (lagMs <= this.options.maxLagMs) await this.withinDeadline(state.replica.open());
+      if (primaryAnswered) {
+        lagMs = replayed === null ? 0 : this.lagOf(state.replayed);
+        usable = lagMs <= this.options.maxLagMs;
+        reason = usable ? 'answers within the lag bound' : `lags more than ${this.options.maxLagMs} ms`;
+      } else {
+        const lastSeen = this.samples.at(-1)?.lsn;
+        usable = lastSeen !== undefined && state.replayed >= lastSeen;
+        reason = usable
+          ? 'answers, with all the primary had when it was last seen'
+          : 'lacks part of what the primary had when it was last seen';
+      }
+      if (usable) await this.withinDeadline(state.replica.open());
     } catch (error) {
       this.setUsable(state, false, `does not answer (${error instanceof Error ? error.message : String(error)})`);
       return;
     }
     state.lagMs = lagMs;
-    const usable = lagMs <= this.options.maxLagMs;
-    this.setUsable(
-      state,
-      usable,
-      usable ? 'answers within the lag bound' : `lags more than ${this.options.maxLagMs} ms`,
-    );
+    this.setUsable(state, usable, reason);
   }
 
   /** now - the time of the newest primary position the replica has replayed past. */

@@ -324,6 +324,57 @@ describe('ReplicaRoutingPetRepository', () => {
     expect(set.status()[0]).toMatchObject({ usable: true, lagMs: 0 });
   });
 
+  it('while the primary is gone, learns how far a replica has replayed, so a page under the newest mark is read from it', async () => {
+    const { pets, primary, replica, set, wal, advance } = setUp();
+    await primary.add(named('on the primary'));
+    await replica.stored.add(named('on the replica'));
+    await set.check();
+    // The mark was read after the last check, and the replica received its WAL before the primary died.
+    advance(100, '0/200');
+    replica.replayed = '0/200';
+    wal.answers = false;
+    jest.spyOn(primary, 'list').mockRejectedValue(new StoreUnavailableError());
+    const page = () => pets.list({ limit: 10, settled: { upToId: 10, position: '0/200' } });
+    await expect(page()).rejects.toBeInstanceOf(StoreUnavailableError);
+
+    await set.check();
+
+    expect((await page()).map((pet) => pet.name)).toEqual(['on the replica']);
+  });
+
+  it('while the primary is gone, brings back a replica that failed a read once a check finds it answering with all the primary had', async () => {
+    const { pets, primary, replica, set, wal, lines } = setUp();
+    await replica.stored.add(named('on the replica'));
+    await set.check();
+    wal.answers = false;
+    jest.spyOn(primary, 'findById').mockRejectedValue(new StoreUnavailableError());
+    replica.health = 'refusing';
+    await expect(pets.findById(1)).rejects.toBeInstanceOf(StoreUnavailableError);
+    expect(set.status()[0]?.usable).toBe(false);
+
+    replica.health = 'up';
+    await set.check();
+
+    expect(lines.at(-1)).toBe(
+      'Replica replica-1:5432 serves reads again: answers, with all the primary had when it was last seen',
+    );
+    expect((await pets.findById(1))?.name).toBe('on the replica');
+  });
+
+  it('while the primary is gone, serves no reads from a replica that lacks part of what the primary had when last seen', async () => {
+    const { replica, set, wal, advance } = setUp();
+    await set.check();
+    advance(100, '0/300');
+    replica.replayed = '0/200';
+    await set.check();
+    expect(set.status()[0]?.usable).toBe(true);
+    wal.answers = false;
+
+    await set.check();
+
+    expect(set.status()[0]).toMatchObject({ usable: false });
+  });
+
   it('takes out a replica that refuses a check, and says why', async () => {
     const { set, replica, lines } = setUp();
     await set.check();
