@@ -4,6 +4,7 @@ import { ApiKeyRecord } from '../../src/access/api-key.record.js';
 import { TypeOrmApiKeys } from '../../src/access/typeorm-api-keys.js';
 import { FlexibleRateLimits } from '../../src/platform/rate-limits/flexible-rate-limits.js';
 import { authorized, TEST_API_KEY, type TestServer, serversOnOneDatabase, startServer } from '../support/server.js';
+import { startRedis } from '../support/redis-server.js';
 import { startTcpProxy } from '../support/tcp-proxy.js';
 
 const { database, start } = serversOnOneDatabase();
@@ -82,10 +83,11 @@ describe('rate limits', () => {
     }
   });
 
-  const redisUrl = process.env.REDIS_URL;
-  (redisUrl ? it : it.skip)('shares the counters between instances through Redis (REDIS_URL)', async () => {
-    const redisA = new Redis(redisUrl ?? '', { maxRetriesPerRequest: 1 });
-    const redisB = new Redis(redisUrl ?? '', { maxRetriesPerRequest: 1 });
+  it('shares the counters between instances through Redis (REDIS_URL, else a redis-server of its own)', async () => {
+    const own = process.env.REDIS_URL ? null : await startRedis();
+    const redisUrl = process.env.REDIS_URL || (own?.url ?? '');
+    const redisA = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
+    const redisB = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
     // The test key's counter may remain from an earlier run on the same Redis.
     await redisA.del(`petstore:key:${createHash('sha256').update(TEST_API_KEY).digest('hex')}`);
     try {
@@ -109,6 +111,7 @@ describe('rate limits', () => {
     } finally {
       redisA.disconnect();
       redisB.disconnect();
+      await own?.stop();
     }
   });
 });
