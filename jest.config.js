@@ -35,8 +35,14 @@ export default {
     { ...shared, displayName: 'process', testMatch: ['<rootDir>/test/process/**/*.process-spec.ts'] },
     // `npm run test:browser`: Swagger UI in Debian's Chromium, driven by playwright-core.
     { ...shared, displayName: 'browser', testMatch: ['<rootDir>/test/browser/**/*.browser-spec.ts'] },
-    // `npm run test:cluster`: HAProxy, 3 built instances, PostgreSQL primary + replica, Redis
-    // (scripts/cluster/cluster.sh), measured through the balancer.
-    { ...shared, displayName: 'cluster', testMatch: ['<rootDir>/test/cluster/**/*.cluster-spec.ts'] },
+    // `npm run test:cluster`: HAProxy, 3 built instances, three PostgreSQL nodes under Patroni, Redis
+    // (scripts/cluster/cluster.sh), measured through the balancer. The files share one cluster,
+    // taken down once they have all run.
+    {
+      ...shared,
+      displayName: 'cluster',
+      testMatch: ['<rootDir>/test/cluster/**/*.cluster-spec.ts'],
+      globalTeardown: '<rootDir>/test/support/cluster-teardown.mjs',
+    },
   ],
 };

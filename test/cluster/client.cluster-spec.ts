@@ -1,12 +1,12 @@
 import { PetstoreClient, type Pet } from '../../packages/client/src/index.js';
-import { cluster, clusterForThisFile, sleep } from '../support/cluster.js';
+import { cluster, sharedCluster, sleep } from '../support/cluster.js';
 
 // The client package through the balancer while an instance is killed: its retries, with one
 // Idempotency-Key per create, must leave every pet stored exactly once.
 
 const MINUTES = 60_000;
 
-const clusterEnv = clusterForThisFile(4 * MINUTES);
+const clusterEnv = sharedCluster(4 * MINUTES);
 
 describe('the client package in front of the cluster', () => {
   it(

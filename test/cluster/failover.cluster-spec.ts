@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { cluster, clusterForThisFile, sleep, until } from '../support/cluster.js';
+import { cluster, sharedCluster, sleep, until } from '../support/cluster.js';
 
 // The database tier's own failures (scripts/cluster/cluster.sh: three PostgreSQL nodes under
 // Patroni with synchronous replication, HAProxy's writer and reader ports checking Patroni's REST
@@ -28,7 +28,7 @@ const REQUEST_DEADLINE_MS = 10_000;
 // A create still unacknowledged after this long (retried all along) counts as given up.
 const CREATE_GIVE_UP_MS = 2 * MINUTES;
 
-const clusterEnv = clusterForThisFile(5 * MINUTES);
+const clusterEnv = sharedCluster(5 * MINUTES);
 
 const report = (line: string): void => {
   process.stdout.write(`failover: ${line}\n`);

@@ -5,7 +5,7 @@ import { getFrom } from '../support/from-address.js';
 import {
   balancerServers,
   cluster,
-  clusterForThisFile,
+  sharedCluster,
   idempotentCreates,
   mixedLoad,
   sleep,
@@ -18,7 +18,7 @@ import {
 
 const MINUTES = 60_000;
 
-const clusterEnv = clusterForThisFile(4 * MINUTES);
+const clusterEnv = sharedCluster(4 * MINUTES);
 
 const report = (line: string): void => {
   process.stdout.write(`cluster: ${line}\n`);

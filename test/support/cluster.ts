@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { promisify } from 'node:util';
 
@@ -188,22 +188,42 @@ function describeCause(error: Error): string {
 }
 
 /**
- * A cluster of its own for one test file: `cluster.sh up 3` before the file's tests (whatever an
- * earlier file left is taken down first), `down` after them even when one failed. Returns the
- * running cluster's ports and key, readable once it is up.
+ * The cluster the cluster tests share: `cluster.sh up 3` before the first file's tests; each later
+ * file reuses it when it is still whole (three healthy PostgreSQL nodes, no replica left stopped,
+ * every instance ready), else takes down what is left and brings a new one up. The project's
+ * globalTeardown (test/support/cluster-teardown.mjs) takes it down once every file has run.
+ * Returns the running cluster's ports and key, readable once it is up.
  */
-export function clusterForThisFile(upTimeoutMs: number): () => ClusterEnv {
+export function sharedCluster(upTimeoutMs: number): () => ClusterEnv {
   let env: ClusterEnv | undefined;
   beforeAll(async () => {
-    await cluster('down');
-    await cluster('up', '3');
+    if (!(await whole())) {
+      await cluster('down');
+      await cluster('up', '3');
+    }
     env = readClusterEnv();
   }, upTimeoutMs);
-  afterAll(async () => {
-    await cluster('down');
-  }, 60_000);
   return () => {
-    if (env === undefined) throw new Error('clusterForThisFile(): the cluster comes up in beforeAll');
+    if (env === undefined) throw new Error('sharedCluster(): the cluster comes up in beforeAll');
     return env;
   };
+}
+
+async function whole(): Promise<boolean> {
+  if (!existsSync('.cluster/env') || existsSync('.cluster/stopped-replica')) return false;
+  try {
+    await cluster('healthy');
+    const { instancePorts } = readClusterEnv();
+    const ready = await Promise.all(
+      instancePorts.map((port) =>
+        fetch(`http://127.0.0.1:${port}/readyz`, { signal: AbortSignal.timeout(2000) }).then(
+          (response) => response.status === 200,
+          () => false,
+        ),
+      ),
+    );
+    return ready.every(Boolean);
+  } catch {
+    return false;
+  }
 }
