@@ -11,7 +11,13 @@ dir=${2:?usage: install-node.sh LINE DIR}
 
 mkdir -p "$dir"
 # --prefix with no package.json there: a private node_modules, nothing else on the machine changes.
-npm install --prefix "$dir" --no-save --no-audit --no-fund --loglevel=error "node@$line" >&2
+# Three tries: a registry that drops a download (or, seen here once, a TLS error) is not a failed build.
+for try in 1 2 3; do
+  npm install --prefix "$dir" --no-save --no-audit --no-fund --loglevel=error --fetch-retries=4 "node@$line" >&2 && break
+  ((try < 3)) || exit 1
+  echo "install-node.sh: Node $line, try $try failed; trying again" >&2
+  sleep 5
+done
 bin=$dir/node_modules/.bin
 chmod -R a+rX "$dir"
 version=$("$bin/node" --version)
