@@ -1,5 +1,4 @@
-import type { NewPet, Pet } from './pet.js';
-import type { PetStatus } from './pet-status.js';
+import type { NewPet, Pet, PetStatus } from './pet.js';
 
 /**
  * Every pet with an id up to `upToId` is settled: stored and visible to any later read, or never

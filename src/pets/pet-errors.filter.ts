@@ -1,7 +1,7 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { IdempotencyConflictError, IdempotencyKeyReusedError } from '../application/idempotency-store.js';
-import { InvalidPetError, PetNotFoundError } from '../domain/errors.js';
+import { InvalidPetError, PetNotFoundError } from '../domain/pet.js';
 import { ApiError } from '../platform/http/api-error.js';
 import { answerWithError } from '../platform/http/error.filter.js';
 

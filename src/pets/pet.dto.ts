@@ -5,15 +5,16 @@ import {
   codePointName,
   type CodePointRange,
   MAX_CATEGORY_ID,
+  type Pet,
   PET_NAME_FORBIDDEN,
   PET_NAME_MARKS,
   PET_NAME_MAX_LENGTH,
   PET_NAME_NOT_PATTERN,
   PET_NAME_PATTERN,
   PET_NAME_SPACES,
-  type Pet,
+  PET_STATUSES,
+  type PetStatus,
 } from '../domain/pet.js';
-import { PET_STATUSES, type PetStatus } from '../domain/pet-status.js';
 import { LIMIT_PATTERN } from './validation.js';
 
 const codePoints = (ranges: readonly CodePointRange[]): string =>

@@ -1,7 +1,6 @@
 import type { EntityManager, Repository } from 'typeorm';
-import type { NewPet, Pet } from '../domain/pet.js';
+import { isPetStatus, type NewPet, type Pet } from '../domain/pet.js';
 import { PetRepository, type PetListQuery } from '../domain/pet-repository.js';
-import { isPetStatus } from '../domain/pet-status.js';
 import type { PetRecord } from './pet.record.js';
 import { fromBigint } from '../platform/database/bigint.js';
 import { translateStoreErrors } from '../platform/database/store-errors.js';

@@ -1,7 +1,6 @@
 import { type ArgumentMetadata, type PipeTransform, ValidationPipe, type ValidationError } from '@nestjs/common';
 import { PAGE_LIMIT } from '../application/list-pets.js';
-import { type NewPetInput, newPetProblems, statusProblems } from '../domain/pet.js';
-import { isPetStatus } from '../domain/pet-status.js';
+import { isPetStatus, type NewPetInput, newPetProblems, statusProblems } from '../domain/pet.js';
 import { ApiError } from '../platform/http/api-error.js';
 import { propertyOf } from '../platform/property-of.js';
 import type { ListPetsQuery } from './pet.dto.js';

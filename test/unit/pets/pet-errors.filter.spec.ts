@@ -1,5 +1,5 @@
 import { IdempotencyConflictError, IdempotencyKeyReusedError } from '../../../src/application/idempotency-store.js';
-import { InvalidPetError, PetNotFoundError } from '../../../src/domain/errors.js';
+import { InvalidPetError, PetNotFoundError } from '../../../src/domain/pet.js';
 import { apiErrorOf } from '../../../src/pets/pet-errors.filter.js';
 import { toErrorResponse } from '../../../src/platform/http/error.filter.js';
 

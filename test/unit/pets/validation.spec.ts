@@ -9,8 +9,7 @@ import {
   ListPetsQueryPipe,
   quoteField,
 } from '../../../src/pets/validation.js';
-import { InvalidPetError } from '../../../src/domain/errors.js';
-import { newPet } from '../../../src/domain/pet.js';
+import { InvalidPetError, newPet } from '../../../src/domain/pet.js';
 import { apiErrorOf } from '../../../src/pets/pet-errors.filter.js';
 
 const pipeBody = (value: unknown) =>
