@@ -10,12 +10,11 @@ import { DatabasePool } from './platform/database/database-pool.js';
 import { GetPet } from './application/get-pet.js';
 import { IdempotencyStore } from './application/idempotency-store.js';
 import { ListPets } from './application/list-pets.js';
-import { SettledMarks } from './application/settled-marks.js';
 import { RateLimits } from './platform/rate-limits/rate-limits.js';
 import { Readiness } from './platform/database/readiness.js';
 import { ReplicaStatus } from './platform/database/replica-status.js';
 import { type Config, petstoreConfig } from './platform/process/config.js';
-import { PetRepository } from './domain/pet-repository.js';
+import { PetRepository, SettledMarks } from './domain/pet-repository.js';
 import { DatabaseReadiness } from './platform/database/database-readiness.js';
 import { DatabaseServer, openDatabaseServer } from './platform/database/database-server.js';
 import { openDataSource } from './platform/database/database.js';
@@ -28,9 +27,11 @@ import { ApiKeyRecord } from './access/api-key.record.js';
 import { PetRecord } from './pets/pet.record.js';
 import { TypeOrmApiKeys } from './access/typeorm-api-keys.js';
 import { TypeOrmIdempotencyStore } from './pets/typeorm-idempotency-store.js';
-import { TypeOrmPetRepository } from './pets/typeorm-pet-repository.js';
-import { TypeOrmSettledMarks } from './pets/typeorm-settled-marks.js';
-import { ReplicaRoutingPetRepository } from './pets/replica-routing-pet-repository.js';
+import {
+  ReplicaRoutingPetRepository,
+  TypeOrmPetRepository,
+  TypeOrmSettledMarks,
+} from './pets/typeorm-pet-repository.js';
 import { ReplicaSetStatus } from './platform/database/replica-set-status.js';
 import { TypeOrmReplicas } from './platform/database/typeorm-replicas.js';
 import { BearerKeyGuard } from './access/bearer-key.guard.js';

@@ -2,12 +2,12 @@ import { jest } from '@jest/globals';
 import { DataSource, type QueryRunner } from 'typeorm';
 import { ListPets } from '../../../src/application/list-pets.js';
 import { PetRecord } from '../../../src/pets/pet.record.js';
-import { TypeOrmPetRepository } from '../../../src/pets/typeorm-pet-repository.js';
 import {
   SETTLE_LOCK_TIMEOUT_MS,
   SETTLE_PAUSE_MS,
+  TypeOrmPetRepository,
   TypeOrmSettledMarks,
-} from '../../../src/pets/typeorm-settled-marks.js';
+} from '../../../src/pets/typeorm-pet-repository.js';
 import { dataSourceOptions } from '../../../src/schema/data-source-options.js';
 import { openTestDatabase, type TestDatabase } from '../../support/database.js';
 import { aNewPet } from '../../support/pets.js';

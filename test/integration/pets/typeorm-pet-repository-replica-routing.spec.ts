@@ -1,8 +1,7 @@
-import { ReplicaRoutingPetRepository } from '../../../src/pets/replica-routing-pet-repository.js';
 import { dataSourceOptions } from '../../../src/schema/data-source-options.js';
 import type { PetRepository } from '../../../src/domain/pet-repository.js';
 import { PetRecord } from '../../../src/pets/pet.record.js';
-import { TypeOrmPetRepository } from '../../../src/pets/typeorm-pet-repository.js';
+import { ReplicaRoutingPetRepository, TypeOrmPetRepository } from '../../../src/pets/typeorm-pet-repository.js';
 import { REPLICA_READ_DEADLINE_MS, TypeOrmReplicas } from '../../../src/platform/database/typeorm-replicas.js';
 import { openTestDatabase, type TestDatabase } from '../../support/database.js';
 import { aNewPet } from '../../support/pets.js';
