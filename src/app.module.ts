@@ -24,7 +24,6 @@ import { TypeOrmDatabasePool } from './platform/database/typeorm-database-pool.j
 import { waitForDatabase } from './platform/database/wait-for-database.js';
 import { connectRedis, FlexibleRateLimits, NoRateLimits } from './platform/rate-limits/flexible-rate-limits.js';
 import { ApiKeyRecord } from './access/api-key.record.js';
-import { PetRecord } from './pets/pet.record.js';
 import { TypeOrmApiKeys } from './access/typeorm-api-keys.js';
 import { TypeOrmIdempotencyStore } from './pets/typeorm-idempotency-store.js';
 import {
@@ -90,7 +89,7 @@ export class DatabaseServerModule {}
     {
       provide: TypeOrmPetRepository,
       inject: [DATA_SOURCE],
-      useFactory: (ds: DataSource) => new TypeOrmPetRepository(ds.getRepository(PetRecord)),
+      useFactory: (ds: DataSource) => new TypeOrmPetRepository(ds.manager),
     },
     {
       provide: PetRepository,
@@ -164,7 +163,7 @@ function replicasFor(ds: DataSource, config: Config, server: DatabaseServer): Ty
   const replicas = new TypeOrmReplicas(ds, config.databaseReplicaUrls, {
     maxLagSeconds: config.databaseReplicaMaxLagSeconds,
     optionsFor: (url, waits) => dataSourceOptions(url, server.schema, waits),
-    readsOn: (replica) => new TypeOrmPetRepository(replica.getRepository(PetRecord)),
+    readsOn: (replica) => new TypeOrmPetRepository(replica.manager),
     log: (line) => logger.warn(line),
   });
   replicas.start();

@@ -1,7 +1,6 @@
-import type { DataSource, EntityManager, Repository } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import { isPetStatus, type NewPet, type Pet } from '../domain/pet.js';
 import { PetRepository, type PetListQuery, type SettledMark, SettledMarks } from '../domain/pet-repository.js';
-import type { PetRecord } from './pet.record.js';
 import { fromBigint } from '../platform/database/bigint.js';
 import type { ReplicaSet } from '../platform/database/replica-set.js';
 import { StoreUnavailableError, translateStoreErrors } from '../platform/database/store-errors.js';
@@ -19,7 +18,8 @@ import { propertyOf } from '../platform/property-of.js';
 
 // Fixed statements rather than find() and insert(): TypeORM's query builders rebuilt the same SQL
 // and hydrated entities on every call, a share of each request measured in docs/performance.md.
-// They still run through the repository (its pool, or the transaction it belongs to).
+// They run on an entity manager: the pool's, a transaction's or a replica's. The records
+// (pet.record.ts) declare the tables for the schema; no statement here goes through them.
 const COLUMNS = 'id, name, category_id, status';
 // Creates overlap, so id 8 may commit before id 7: a page must not serve 8 while 7 may still come,
 // or a client that has paged past 8 never sees 7 (keyset paging trusts the order). Each create
@@ -37,20 +37,20 @@ export const PAGE_WITH_STATUS = `SELECT ${COLUMNS} FROM pets WHERE status = $1 A
 /** The largest bigint: the bound of a list with no settled mark. */
 const NO_BOUND = '9223372036854775807';
 
-/** Pets in PostgreSQL through TypeORM's repository for PetRecord (the pool's, or a transaction's). */
+/** Pets in PostgreSQL through a TypeORM entity manager (the pool's, or a transaction's). */
 export class TypeOrmPetRepository extends PetRepository {
-  constructor(private readonly records: Repository<PetRecord>) {
+  constructor(private readonly manager: EntityManager) {
     super();
   }
 
   /** This repository on a transaction's connection: the idempotency store's creates. */
   inTransaction(manager: EntityManager): TypeOrmPetRepository {
-    return new TypeOrmPetRepository(manager.withRepository(this.records));
+    return new TypeOrmPetRepository(manager);
   }
 
   add(pet: NewPet): Promise<Pet> {
     return translateStoreErrors(async () => {
-      const rows: unknown = await this.records.query(INSERT, [pet.name, pet.categoryId, pet.status]);
+      const rows: unknown = await this.manager.query(INSERT, [pet.name, pet.categoryId, pet.status]);
       const row: unknown = Array.isArray(rows) ? rows[0] : undefined;
       const id = fromBigint(propertyOf(row, 'id'));
       return { id, name: pet.name, categoryId: pet.categoryId, status: pet.status };
@@ -72,7 +72,7 @@ export class TypeOrmPetRepository extends PetRepository {
 
   private select(sql: string, parameters: unknown[]): Promise<Pet[]> {
     return translateStoreErrors(async () => {
-      const rows: unknown = await this.records.query(sql, parameters);
+      const rows: unknown = await this.manager.query(sql, parameters);
       if (!Array.isArray(rows)) throw new Error('pets query returned no rows array');
       return rows.map(toPet);
     });
