@@ -1,6 +1,6 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { IdempotencyConflictError, IdempotencyKeyReusedError } from '../application/idempotency-store.js';
+import { IdempotencyConflictError, IdempotencyKeyReusedError } from '../application/create-pet.js';
 import { InvalidPetError, PetNotFoundError } from '../domain/pet.js';
 import { ApiError } from '../platform/http/api-error.js';
 import { answerWithError } from '../platform/http/error.filter.js';

@@ -1,5 +1,5 @@
 import { expect } from '@jest/globals';
-import { IdempotencyConflictError, IdempotencyKeyReusedError } from '../../../src/application/idempotency-store.js';
+import { IdempotencyConflictError, IdempotencyKeyReusedError } from '../../../src/application/create-pet.js';
 import type { Pet } from '../../../src/domain/pet.js';
 import { TypeOrmIdempotencyStore } from '../../../src/pets/typeorm-idempotency-store.js';
 import { TypeOrmPetRepository } from '../../../src/pets/typeorm-pet-repository.js';

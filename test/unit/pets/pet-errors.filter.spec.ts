@@ -1,4 +1,4 @@
-import { IdempotencyConflictError, IdempotencyKeyReusedError } from '../../../src/application/idempotency-store.js';
+import { IdempotencyConflictError, IdempotencyKeyReusedError } from '../../../src/application/create-pet.js';
 import { InvalidPetError, PetNotFoundError } from '../../../src/domain/pet.js';
 import { apiErrorOf } from '../../../src/pets/pet-errors.filter.js';
 import { toErrorResponse } from '../../../src/platform/http/error.filter.js';
