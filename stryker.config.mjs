@@ -15,7 +15,7 @@ export default {
     'src/application/**/*.ts',
     'src/platform/http/error.filter.ts',
     'src/pets/pet-errors.filter.ts',
-    'src/pets/validation.ts',
+    'src/pets/pet.dto.ts',
     'src/pets/cursor.ts',
     'src/platform/process/config.ts',
     'src/platform/with-timeout.ts',

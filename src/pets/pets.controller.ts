@@ -23,8 +23,14 @@ import { Caller } from '../access/caller.decorator.js';
 import { CursorCodec } from './cursor.js';
 import { JsonBodyGuard } from '../platform/http/json-body.guard.js';
 import { CreatePetDocs, GetPetDocs, ListPetsDocs } from './openapi.js';
-import { ListPetsQuery, NewPetRequest, type PetResponse, toPetResponse } from './pet.dto.js';
-import { BodyValidationPipe, ListPetsQueryPipe } from './validation.js';
+import {
+  BodyValidationPipe,
+  ListPetsQuery,
+  ListPetsQueryPipe,
+  NewPetRequest,
+  type PetResponse,
+  toPetResponse,
+} from './pet.dto.js';
 import { PetErrorsFilter } from './pet-errors.filter.js';
 
 const VISIBLE_ASCII = /^[\x21-\x7e]{1,255}$/;
