@@ -14,7 +14,7 @@ export default {
     'src/domain/**/*.ts',
     'src/application/**/*.ts',
     'src/platform/http/error.filter.ts',
-    'src/pets/pet-errors.filter.ts',
+    'src/pets/pets.controller.ts',
     'src/pets/pet.dto.ts',
     'src/pets/cursor.ts',
     'src/platform/process/config.ts',

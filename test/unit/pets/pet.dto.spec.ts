@@ -10,7 +10,7 @@ import {
   quoteField,
 } from '../../../src/pets/pet.dto.js';
 import { InvalidPetError, newPet } from '../../../src/domain/pet.js';
-import { apiErrorOf } from '../../../src/pets/pet-errors.filter.js';
+import { apiErrorOf } from '../../../src/pets/pets.controller.js';
 
 const pipeBody = (value: unknown) =>
   new BodyValidationPipe().transform(value, { type: 'body', metatype: NewPetRequest });
