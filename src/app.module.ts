@@ -5,17 +5,15 @@ import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
 import { LoggerModule } from 'nestjs-pino';
 import type { DataSource } from 'typeorm';
 import { ApiKeys } from './application/api-keys.js';
-import { CreatePet } from './application/create-pet.js';
+import { CreatePet, IdempotencyStore } from './application/create-pet.js';
 import { DatabasePool } from './platform/database/database-pool.js';
 import { GetPet } from './application/get-pet.js';
-import { IdempotencyStore } from './application/idempotency-store.js';
 import { ListPets } from './application/list-pets.js';
-import { SettledMarks } from './application/settled-marks.js';
 import { RateLimits } from './platform/rate-limits/rate-limits.js';
 import { Readiness } from './platform/database/readiness.js';
 import { ReplicaStatus } from './platform/database/replica-status.js';
 import { type Config, petstoreConfig } from './platform/process/config.js';
-import { PetRepository } from './domain/pet-repository.js';
+import { PetRepository, SettledMarks } from './domain/pet-repository.js';
 import { DatabaseReadiness } from './platform/database/database-readiness.js';
 import { DatabaseServer, openDatabaseServer } from './platform/database/database-server.js';
 import { openDataSource } from './platform/database/database.js';
@@ -25,12 +23,13 @@ import { TypeOrmDatabasePool } from './platform/database/typeorm-database-pool.j
 import { waitForDatabase } from './platform/database/wait-for-database.js';
 import { connectRedis, FlexibleRateLimits, NoRateLimits } from './platform/rate-limits/flexible-rate-limits.js';
 import { ApiKeyRecord } from './access/api-key.record.js';
-import { PetRecord } from './pets/pet.record.js';
 import { TypeOrmApiKeys } from './access/typeorm-api-keys.js';
 import { TypeOrmIdempotencyStore } from './pets/typeorm-idempotency-store.js';
-import { TypeOrmPetRepository } from './pets/typeorm-pet-repository.js';
-import { TypeOrmSettledMarks } from './pets/typeorm-settled-marks.js';
-import { ReplicaRoutingPetRepository } from './pets/replica-routing-pet-repository.js';
+import {
+  ReplicaRoutingPetRepository,
+  TypeOrmPetRepository,
+  TypeOrmSettledMarks,
+} from './pets/typeorm-pet-repository.js';
 import { ReplicaSetStatus } from './platform/database/replica-set-status.js';
 import { TypeOrmReplicas } from './platform/database/typeorm-replicas.js';
 import { BearerKeyGuard } from './access/bearer-key.guard.js';
@@ -89,7 +88,7 @@ export class DatabaseServerModule {}
     {
       provide: TypeOrmPetRepository,
       inject: [DATA_SOURCE],
-      useFactory: (ds: DataSource) => new TypeOrmPetRepository(ds.getRepository(PetRecord)),
+      useFactory: (ds: DataSource) => new TypeOrmPetRepository(ds.manager),
     },
     {
       provide: PetRepository,
@@ -163,7 +162,7 @@ function replicasFor(ds: DataSource, config: Config, server: DatabaseServer): Ty
   const replicas = new TypeOrmReplicas(ds, config.databaseReplicaUrls, {
     maxLagSeconds: config.databaseReplicaMaxLagSeconds,
     optionsFor: (url, waits) => dataSourceOptions(url, server.schema, waits),
-    readsOn: (replica) => new TypeOrmPetRepository(replica.getRepository(PetRecord)),
+    readsOn: (replica) => new TypeOrmPetRepository(replica.manager),
     log: (line) => logger.warn(line),
   });
   replicas.start();

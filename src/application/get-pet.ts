@@ -1,5 +1,4 @@
-import { PetNotFoundError } from '../domain/errors.js';
-import type { Pet } from '../domain/pet.js';
+import { type Pet, PetNotFoundError } from '../domain/pet.js';
 import type { PetRepository } from '../domain/pet-repository.js';
 
 export class GetPet {

@@ -1,7 +1,5 @@
-import type { Pet } from '../domain/pet.js';
-import type { PetRepository, SettledMark } from '../domain/pet-repository.js';
-import type { PetStatus } from '../domain/pet-status.js';
-import type { SettledMarks } from './settled-marks.js';
+import type { Pet, PetStatus } from '../domain/pet.js';
+import type { PetRepository, SettledMark, SettledMarks } from '../domain/pet-repository.js';
 
 /** Bounds of one page, from the spec. */
 export const PAGE_LIMIT = { min: 1, max: 100, default: 20 } as const;

@@ -1,5 +1,4 @@
-import type { NewPet, Pet } from './pet.js';
-import type { PetStatus } from './pet-status.js';
+import type { NewPet, Pet, PetStatus } from './pet.js';
 
 /**
  * Every pet with an id up to `upToId` is settled: stored and visible to any later read, or never
@@ -20,4 +19,19 @@ export abstract class PetRepository {
    * with `settled`, only pets up to its id, read where the store has caught up with it.
    */
   abstract list(query: PetListQuery): Promise<Pet[]>;
+}
+
+/**
+ * Where the pets' ids are settled, in the same store. Creates overlap, so id 8 may be committed
+ * while id 7 is still in flight: a page that served 8 before 7 had settled would send a client
+ * paging on past 7 for good. Pages serve only pets at or below a mark. The class is also the DI token.
+ */
+export abstract class SettledMarks {
+  /** The last mark read, if any. */
+  abstract last(): SettledMark | null;
+  /**
+   * A mark read after this call: every create acknowledged before it is at or below the mark. When
+   * the store cannot settle within its bound (a writer holds its transaction open), the last mark.
+   */
+  abstract fresh(): Promise<SettledMark>;
 }

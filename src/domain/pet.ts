@@ -1,5 +1,12 @@
-import { InvalidPetError } from './errors.js';
-import { DEFAULT_PET_STATUS, isPetStatus, PET_STATUSES, type PetStatus } from './pet-status.js';
+export const PET_STATUSES = ['available', 'pending', 'sold'] as const;
+
+export type PetStatus = (typeof PET_STATUSES)[number];
+
+export const DEFAULT_PET_STATUS: PetStatus = 'available';
+
+export function isPetStatus(value: unknown): value is PetStatus {
+  return typeof value === 'string' && (PET_STATUSES as readonly string[]).includes(value);
+}
 
 export const PET_NAME_MAX_LENGTH = 255;
 /** Largest id a JSON client reads exactly (2^53 - 1); larger int64 values would be rounded. */
@@ -11,6 +18,21 @@ export type NewPet = { name: string; categoryId: number; status: PetStatus };
 export type Pet = NewPet & { id: number };
 
 export type NewPetInput = { name: unknown; categoryId: unknown; status?: unknown };
+
+/** A pet that breaks an invariant. `problems` name the fields, e.g. "name must not be blank". */
+export class InvalidPetError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid pet: ${problems.join('; ')}`);
+    this.name = 'InvalidPetError';
+  }
+}
+
+export class PetNotFoundError extends Error {
+  constructor(readonly id: number) {
+    super(`Pet ${id} does not exist`);
+    this.name = 'PetNotFoundError';
+  }
+}
 
 /**
  * The one source of the pet rules: applies the default status and refuses anything the store

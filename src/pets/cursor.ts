@@ -1,7 +1,6 @@
 import { createHmac, createSecretKey, type KeyObject, timingSafeEqual } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import { MAX_PET_ID } from '../domain/pet.js';
-import type { PetStatus } from '../domain/pet-status.js';
+import { MAX_PET_ID, type PetStatus } from '../domain/pet.js';
 import { ApiError } from '../platform/http/api-error.js';
 
 export type CursorPosition = { afterId: number; status?: PetStatus };

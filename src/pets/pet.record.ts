@@ -1,5 +1,5 @@
 import { Check, Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
-import { PET_STATUSES, type PetStatus } from '../domain/pet-status.js';
+import { PET_STATUSES, type PetStatus } from '../domain/pet.js';
 
 /**
  * The `pets` table as the migrations create it, constraint names included: TypeORM's schema

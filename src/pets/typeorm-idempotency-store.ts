@@ -3,9 +3,9 @@ import type { DataSource } from 'typeorm';
 import {
   IdempotencyConflictError,
   IdempotencyKeyReusedError,
-  type IdempotentCreate,
   IdempotencyStore,
-} from '../application/idempotency-store.js';
+  type IdempotentCreate,
+} from '../application/create-pet.js';
 import type { Pet } from '../domain/pet.js';
 import type { PetRepository } from '../domain/pet-repository.js';
 import { translateStoreErrors } from '../platform/database/store-errors.js';

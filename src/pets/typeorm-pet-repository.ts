@@ -1,22 +1,32 @@
-import type { EntityManager, Repository } from 'typeorm';
-import type { NewPet, Pet } from '../domain/pet.js';
-import { PetRepository, type PetListQuery } from '../domain/pet-repository.js';
-import { isPetStatus } from '../domain/pet-status.js';
-import type { PetRecord } from './pet.record.js';
+import type { DataSource, EntityManager } from 'typeorm';
+import { isPetStatus, type NewPet, type Pet } from '../domain/pet.js';
+import { PetRepository, type PetListQuery, type SettledMark, SettledMarks } from '../domain/pet-repository.js';
 import { fromBigint } from '../platform/database/bigint.js';
-import { translateStoreErrors } from '../platform/database/store-errors.js';
+import type { ReplicaSet } from '../platform/database/replica-set.js';
+import { StoreUnavailableError, translateStoreErrors } from '../platform/database/store-errors.js';
 import { propertyOf } from '../platform/property-of.js';
+
+/*
+ * The pets in PostgreSQL, and the paging guarantee that holds across them:
+ * - TypeOrmPetRepository runs the statements, on the pool, a transaction or a replica; each create
+ *   draws its id under the pets lock taken shared;
+ * - TypeOrmSettledMarks takes that lock exclusive to read how far the ids are settled, and the WAL
+ *   position the mark was read at;
+ * - ReplicaRoutingPetRepository sends reads to a replica, a page under a mark only to one that has
+ *   replayed past the mark's position.
+ */
 
 // Fixed statements rather than find() and insert(): TypeORM's query builders rebuilt the same SQL
 // and hydrated entities on every call, a share of each request measured in docs/performance.md.
-// They still run through the repository (its pool, or the transaction it belongs to).
+// They run on an entity manager: the pool's, a transaction's or a replica's. The records
+// (pet.record.ts) declare the tables for the schema; no statement here goes through them.
 const COLUMNS = 'id, name, category_id, status';
 // Creates overlap, so id 8 may commit before id 7: a page must not serve 8 while 7 may still come,
 // or a client that has paged past 8 never sees 7 (keyset paging trusts the order). Each create
 // draws its id under the table's advisory lock taken shared, held until COMMIT: creates do not
-// wait for each other, and the settled mark (TypeOrmSettledMarks) takes the lock exclusive to see
+// wait for each other, and the settled mark (TypeOrmSettledMarks, below) takes the lock exclusive to see
 // every id drawn so far settled. The lock is the table's own (one per schema).
-export const PETS_LOCK = `'pets'::regclass::oid::bigint`;
+const PETS_LOCK = `'pets'::regclass::oid::bigint`;
 const INSERT = `WITH drawing AS MATERIALIZED (SELECT pg_advisory_xact_lock_shared(${PETS_LOCK}))
   INSERT INTO pets (name, category_id, status) SELECT $1::text, $2::bigint, $3::text FROM drawing RETURNING id`;
 const BY_ID = `SELECT ${COLUMNS} FROM pets WHERE id = $1`;
@@ -27,20 +37,20 @@ export const PAGE_WITH_STATUS = `SELECT ${COLUMNS} FROM pets WHERE status = $1 A
 /** The largest bigint: the bound of a list with no settled mark. */
 const NO_BOUND = '9223372036854775807';
 
-/** Pets in PostgreSQL through TypeORM's repository for PetRecord (the pool's, or a transaction's). */
+/** Pets in PostgreSQL through a TypeORM entity manager (the pool's, or a transaction's). */
 export class TypeOrmPetRepository extends PetRepository {
-  constructor(private readonly records: Repository<PetRecord>) {
+  constructor(private readonly manager: EntityManager) {
     super();
   }
 
   /** This repository on a transaction's connection: the idempotency store's creates. */
   inTransaction(manager: EntityManager): TypeOrmPetRepository {
-    return new TypeOrmPetRepository(manager.withRepository(this.records));
+    return new TypeOrmPetRepository(manager);
   }
 
   add(pet: NewPet): Promise<Pet> {
     return translateStoreErrors(async () => {
-      const rows: unknown = await this.records.query(INSERT, [pet.name, pet.categoryId, pet.status]);
+      const rows: unknown = await this.manager.query(INSERT, [pet.name, pet.categoryId, pet.status]);
       const row: unknown = Array.isArray(rows) ? rows[0] : undefined;
       const id = fromBigint(propertyOf(row, 'id'));
       return { id, name: pet.name, categoryId: pet.categoryId, status: pet.status };
@@ -62,7 +72,7 @@ export class TypeOrmPetRepository extends PetRepository {
 
   private select(sql: string, parameters: unknown[]): Promise<Pet[]> {
     return translateStoreErrors(async () => {
-      const rows: unknown = await this.records.query(sql, parameters);
+      const rows: unknown = await this.manager.query(sql, parameters);
       if (!Array.isArray(rows)) throw new Error('pets query returned no rows array');
       return rows.map(toPet);
     });
@@ -80,4 +90,130 @@ function toPet(row: unknown): Pet {
     categoryId: fromBigint(propertyOf(row, 'category_id')),
     status,
   };
+}
+
+/** How long a mark waits for the creates in flight; creates that arrive meanwhile queue behind it. */
+export const SETTLE_LOCK_TIMEOUT_MS = 200;
+/** After a mark gave up waiting (a writer holds its transaction open), pages keep the last mark this long. */
+export const SETTLE_PAUSE_MS = 1000;
+
+/**
+ * One statement, one implicit transaction: the pets lock taken exclusive waits only for the
+ * creates in flight (each holds it shared from before its id is drawn until COMMIT), so every id
+ * drawn so far is committed or rolled back. PostgreSQL shows a commit to new snapshots before it
+ * releases the transaction's locks (docs/performance.md), so every id up to the sequence's last
+ * value is settled once the lock is granted. The WAL position, read then, is past every such commit.
+ */
+const MARK = `WITH waiting AS MATERIALIZED (SELECT set_config('lock_timeout', $1, true)),
+  barrier AS MATERIALIZED (SELECT pg_advisory_xact_lock(${PETS_LOCK}) FROM waiting)
+  SELECT coalesce(pg_sequence_last_value(pg_get_serial_sequence('pets', 'id')::regclass), 0) AS up_to_id,
+    pg_current_wal_lsn()::text AS position FROM barrier`;
+
+/**
+ * Settled marks read on the primary, shared by the requests of this instance: one statement in
+ * flight at a time, and a caller that arrives while one runs shares the next (the one in flight
+ * may have read its mark before the caller's own create was acknowledged).
+ */
+export class TypeOrmSettledMarks extends SettledMarks {
+  private mark: SettledMark | null = null;
+  private reading: Promise<SettledMark> | null = null;
+  private next: Promise<SettledMark> | null = null;
+  private pausedUntil = 0;
+
+  constructor(
+    private readonly primary: DataSource,
+    private readonly options = { lockTimeoutMs: SETTLE_LOCK_TIMEOUT_MS, pauseMs: SETTLE_PAUSE_MS },
+    private readonly now: () => number = Date.now,
+  ) {
+    super();
+  }
+
+  last(): SettledMark | null {
+    return this.mark;
+  }
+
+  fresh(): Promise<SettledMark> {
+    if (this.mark !== null && this.now() < this.pausedUntil) return Promise.resolve(this.mark);
+    if (this.reading === null) return (this.reading = this.read());
+    this.next ??= this.reading
+      .then(
+        () => undefined,
+        () => undefined,
+      )
+      .then(() => {
+        this.next = null;
+        return (this.reading ??= this.read());
+      });
+    return this.next;
+  }
+
+  private async read(): Promise<SettledMark> {
+    try {
+      // One statement at a time, so each mark read is later than the one before.
+      this.mark = await translateStoreErrors(() => this.readMark());
+      return this.mark;
+    } catch (error) {
+      // A writer slow to commit (or a primary that does not answer): serving up to the last mark
+      // is still exact, and new creates are not held behind another barrier for a while.
+      this.pausedUntil = this.now() + this.options.pauseMs;
+      if (this.mark !== null) return this.mark;
+      throw error;
+    } finally {
+      this.reading = null;
+    }
+  }
+
+  private async readMark(): Promise<SettledMark> {
+    const rows: unknown = await this.primary.query(MARK, [`${this.options.lockTimeoutMs}ms`]);
+    const row: unknown = Array.isArray(rows) ? rows[0] : undefined;
+    const record = typeof row === 'object' && row !== null ? row : {};
+    const position: unknown = Reflect.get(record, 'position');
+    if (typeof position !== 'string') throw new Error('the settled mark gave no WAL position');
+    return { upToId: fromBigint(Reflect.get(record, 'up_to_id')), position };
+  }
+}
+
+/**
+ * Reads from a replica when one is usable, everything else from the primary. A replica that
+ * fails or is slower than the deadline costs the read that deadline, then the read goes to the
+ * primary. Read-your-writes: a pet a replica does not have (it may not have replayed the create
+ * yet) is looked for on the primary before the answer is 404. A list under a settled mark goes
+ * only to a replica that has replayed past the mark's position, so that it lacks no settled pet.
+ */
+export class ReplicaRoutingPetRepository extends PetRepository {
+  constructor(
+    private readonly primary: PetRepository,
+    private readonly replicas: ReplicaSet<PetRepository>,
+  ) {
+    super();
+  }
+
+  add(pet: NewPet): Promise<Pet> {
+    return this.primary.add(pet);
+  }
+
+  async findById(id: number): Promise<Pet | null> {
+    const found = await this.fromReplica((pets) => pets.findById(id));
+    return found ?? this.primary.findById(id);
+  }
+
+  async list(query: PetListQuery): Promise<Pet[]> {
+    return (await this.fromReplica((pets) => pets.list(query), query.settled?.position)) ?? this.primary.list(query);
+  }
+
+  /** The replica's answer, or null when there is none to ask or it failed (it is then taken out). */
+  private async fromReplica<T>(read: (pets: PetRepository) => Promise<T>, replayedPast?: string): Promise<T | null> {
+    const replica = this.replicas.pick(replayedPast);
+    if (replica === null) return null;
+    try {
+      return await this.replicas.withinDeadline(read(replica.reads));
+    } catch (error) {
+      const reason =
+        error instanceof StoreUnavailableError
+          ? 'a read found it unavailable'
+          : `a read failed: ${error instanceof Error ? error.message : String(error)}`;
+      this.replicas.takeOut(replica.name, reason);
+      return null;
+    }
+  }
 }

@@ -1,9 +1,9 @@
 import {
   IdempotencyConflictError,
   IdempotencyKeyReusedError,
-  type IdempotentCreate,
   IdempotencyStore,
-} from '../../src/application/idempotency-store.js';
+  type IdempotentCreate,
+} from '../../src/application/create-pet.js';
 import type { Pet } from '../../src/domain/pet.js';
 import type { PetRepository } from '../../src/domain/pet-repository.js';
 

@@ -1,5 +1,4 @@
-import { SettledMarks } from '../../src/application/settled-marks.js';
-import type { SettledMark } from '../../src/domain/pet-repository.js';
+import { type SettledMark, SettledMarks } from '../../src/domain/pet-repository.js';
 import type { InMemoryPetRepository } from './in-memory-pet-repository.js';
 
 /** The in-memory store's marks: its creates settle as they are acknowledged. Counts fresh reads. */

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
 const SRC = path.resolve('src');
@@ -94,5 +94,38 @@ describe('the dependency rule', () => {
     ).toEqual([]);
     expect(violations(inSrc('application/x.ts'), "import type { Pet } from '../domain/pet.js';")).toEqual([]);
     expect(violations(inSrc('main.ts'), "import { x } from './platform/process/config.js';")).toEqual([]);
+  });
+});
+
+/** The "Follow a request" lists of docs/contributing.md: endpoint, and the files it names. */
+function requestPaths(): Map<string, string[]> {
+  const contributing = readFileSync('docs/contributing.md', 'utf8');
+  const section = contributing.split('### Follow a request')[1]?.split('\n### ')[0] ?? '';
+  // Each item runs to the next item or to the end of the list (a blank line).
+  const items = section.split('\n- ').slice(1);
+  const paths = new Map<string, string[]>();
+  for (const item of items.map((text) => text.split('\n\n')[0] ?? '')) {
+    const operation = /^\*\*(\w+)\*\*/.exec(item)?.[1] ?? item;
+    paths.set(
+      operation,
+      [...item.matchAll(/`(src\/[^`]+)`/g)].map((match) => match[1] ?? ''),
+    );
+  }
+  return paths;
+}
+
+describe('following a request', () => {
+  it('takes at most 8 files of the product per endpoint, each of which exists', () => {
+    const paths = requestPaths();
+
+    expect([...paths.keys()]).toEqual(['listPets', 'createPet', 'getPet']);
+    for (const [operation, files] of paths) {
+      expect({
+        operation,
+        missing: files.filter((file) => !existsSync(file)),
+        atMost8: files.length > 0 && files.length <= 8,
+        distinct: new Set(files).size === files.length,
+      }).toEqual({ operation, missing: [], atMost8: true, distinct: true });
+    }
   });
 });

@@ -1,7 +1,6 @@
 import { expect } from '@jest/globals';
-import { IdempotencyConflictError, IdempotencyKeyReusedError } from '../../../src/application/idempotency-store.js';
+import { IdempotencyConflictError, IdempotencyKeyReusedError } from '../../../src/application/create-pet.js';
 import type { Pet } from '../../../src/domain/pet.js';
-import { PetRecord } from '../../../src/pets/pet.record.js';
 import { TypeOrmIdempotencyStore } from '../../../src/pets/typeorm-idempotency-store.js';
 import { TypeOrmPetRepository } from '../../../src/pets/typeorm-pet-repository.js';
 import type { PetRepository } from '../../../src/domain/pet-repository.js';
@@ -13,10 +12,7 @@ let store: TypeOrmIdempotencyStore;
 
 beforeAll(async () => {
   database = await openTestDatabase();
-  store = new TypeOrmIdempotencyStore(
-    database.dataSource,
-    new TypeOrmPetRepository(database.dataSource.getRepository(PetRecord)),
-  );
+  store = new TypeOrmIdempotencyStore(database.dataSource, new TypeOrmPetRepository(database.dataSource.manager));
 });
 afterAll(async () => {
   await database.close();

@@ -1,6 +1,5 @@
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../../../src/schema/data-source-options.js';
-import { PetRecord } from '../../../src/pets/pet.record.js';
 import { PAGE, PAGE_WITH_STATUS, TypeOrmPetRepository } from '../../../src/pets/typeorm-pet-repository.js';
 import { describePetRepositoryContract } from '../../contracts/pet-repository.contract.js';
 import { openTestDatabase, type TestDatabase } from '../../support/database.js';
@@ -13,7 +12,7 @@ let repository: TypeOrmPetRepository;
 
 beforeAll(async () => {
   database = await openTestDatabase();
-  repository = new TypeOrmPetRepository(database.dataSource.getRepository(PetRecord));
+  repository = new TypeOrmPetRepository(database.dataSource.manager);
 });
 afterAll(async () => {
   await database.close();
@@ -86,7 +85,7 @@ describe('TypeOrmPetRepository on PostgreSQL', () => {
     const proxy = await startTcpProxy(database.url);
     const viaProxy = new DataSource(dataSourceOptions(proxy.url, database.schema));
     await viaProxy.initialize();
-    const flaky = new TypeOrmPetRepository(viaProxy.getRepository(PetRecord));
+    const flaky = new TypeOrmPetRepository(viaProxy.manager);
     try {
       await proxy.cut();
 

@@ -1,7 +1,5 @@
-import { CreatePet } from '../../../src/application/create-pet.js';
-import { IdempotencyConflictError, IdempotencyKeyReusedError } from '../../../src/application/idempotency-store.js';
-import { InvalidPetError } from '../../../src/domain/errors.js';
-import type { Pet } from '../../../src/domain/pet.js';
+import { CreatePet, IdempotencyConflictError, IdempotencyKeyReusedError } from '../../../src/application/create-pet.js';
+import { InvalidPetError, type Pet } from '../../../src/domain/pet.js';
 import { PetRepository } from '../../../src/domain/pet-repository.js';
 import { InMemoryIdempotencyStore } from '../../support/in-memory-idempotency-store.js';
 import { InMemoryPetRepository } from '../../support/in-memory-pet-repository.js';

@@ -1,5 +1,5 @@
 import { GetPet } from '../../../src/application/get-pet.js';
-import { PetNotFoundError } from '../../../src/domain/errors.js';
+import { PetNotFoundError } from '../../../src/domain/pet.js';
 import { InMemoryPetRepository } from '../../support/in-memory-pet-repository.js';
 import { aNewPet } from '../../support/pets.js';
 

@@ -1,6 +1,5 @@
 import { ListPets } from '../../../src/application/list-pets.js';
-import { SettledMarks } from '../../../src/application/settled-marks.js';
-import type { SettledMark } from '../../../src/domain/pet-repository.js';
+import { type SettledMark, SettledMarks } from '../../../src/domain/pet-repository.js';
 import { InMemoryPetRepository } from '../../support/in-memory-pet-repository.js';
 import { InMemorySettledMarks } from '../../support/in-memory-settled-marks.js';
 import { aNewPet } from '../../support/pets.js';

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
-import { InvalidPetError } from '../../../src/domain/errors.js';
 import {
-  newPet,
+  InvalidPetError,
   nameProblems,
+  newPet,
   PET_NAME_FORBIDDEN,
   PET_NAME_MARKS,
   PET_NAME_NOT_PATTERN,

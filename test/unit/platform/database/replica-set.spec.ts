@@ -2,7 +2,7 @@ import { jest } from '@jest/globals';
 import type { NewPet, Pet } from '../../../../src/domain/pet.js';
 import { PetRepository } from '../../../../src/domain/pet-repository.js';
 import { parseLsn, type Replica, ReplicaSet } from '../../../../src/platform/database/replica-set.js';
-import { ReplicaRoutingPetRepository } from '../../../../src/pets/replica-routing-pet-repository.js';
+import { ReplicaRoutingPetRepository } from '../../../../src/pets/typeorm-pet-repository.js';
 import { InMemoryPetRepository } from '../../../support/in-memory-pet-repository.js';
 import { aNewPet } from '../../../support/pets.js';
 import { StoreUnavailableError } from '../../../../src/platform/database/store-errors.js';

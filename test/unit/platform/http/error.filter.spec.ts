@@ -2,7 +2,7 @@ import { expect } from '@jest/globals';
 import { createServer, type ServerResponse } from 'node:http';
 import { connect } from 'node:net';
 import { HttpException, Logger, type LoggerService, NotFoundException } from '@nestjs/common';
-import { PetNotFoundError } from '../../../../src/domain/errors.js';
+import { PetNotFoundError } from '../../../../src/domain/pet.js';
 import { ApiError } from '../../../../src/platform/http/api-error.js';
 import { answerWithError, errorBody, toErrorResponse } from '../../../../src/platform/http/error.filter.js';
 import { StoreUnavailableError } from '../../../../src/platform/database/store-errors.js';

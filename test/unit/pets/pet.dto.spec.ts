@@ -1,17 +1,16 @@
 import { expect } from '@jest/globals';
 import { ApiError } from '../../../src/platform/http/api-error.js';
-import { NewPetRequest } from '../../../src/pets/pet.dto.js';
 import {
   BodyValidationPipe,
   cursorProblems,
   limitProblems,
-  onlyOnce,
   ListPetsQueryPipe,
+  NewPetRequest,
+  onlyOnce,
   quoteField,
-} from '../../../src/pets/validation.js';
-import { InvalidPetError } from '../../../src/domain/errors.js';
-import { newPet } from '../../../src/domain/pet.js';
-import { apiErrorOf } from '../../../src/pets/pet-errors.filter.js';
+} from '../../../src/pets/pet.dto.js';
+import { InvalidPetError, newPet } from '../../../src/domain/pet.js';
+import { apiErrorOf } from '../../../src/pets/pets.controller.js';
 
 const pipeBody = (value: unknown) =>
   new BodyValidationPipe().transform(value, { type: 'body', metatype: NewPetRequest });

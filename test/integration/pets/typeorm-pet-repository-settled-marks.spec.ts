@@ -1,13 +1,12 @@
 import { jest } from '@jest/globals';
 import { DataSource, type QueryRunner } from 'typeorm';
 import { ListPets } from '../../../src/application/list-pets.js';
-import { PetRecord } from '../../../src/pets/pet.record.js';
-import { TypeOrmPetRepository } from '../../../src/pets/typeorm-pet-repository.js';
 import {
   SETTLE_LOCK_TIMEOUT_MS,
   SETTLE_PAUSE_MS,
+  TypeOrmPetRepository,
   TypeOrmSettledMarks,
-} from '../../../src/pets/typeorm-settled-marks.js';
+} from '../../../src/pets/typeorm-pet-repository.js';
 import { dataSourceOptions } from '../../../src/schema/data-source-options.js';
 import { openTestDatabase, type TestDatabase } from '../../support/database.js';
 import { aNewPet } from '../../support/pets.js';
@@ -32,7 +31,7 @@ afterEach(async () => {
 });
 
 function pets(dataSource = database.dataSource): TypeOrmPetRepository {
-  return new TypeOrmPetRepository(dataSource.getRepository(PetRecord));
+  return new TypeOrmPetRepository(dataSource.manager);
 }
 
 /** A writer on a connection of its own, inside a transaction the test ends. */
@@ -46,7 +45,7 @@ async function writer(): Promise<QueryRunner> {
 
 /** The service's create statement, in the writer's transaction. */
 async function drawLocked(runner: QueryRunner): Promise<number> {
-  return (await new TypeOrmPetRepository(runner.manager.getRepository(PetRecord)).add(aNewPet())).id;
+  return (await new TypeOrmPetRepository(runner.manager).add(aNewPet())).id;
 }
 
 /** The negative control: an insert that draws its id without the lock. */
@@ -163,7 +162,7 @@ describe('A writer whose connection goes silent mid-transaction', () => {
       const silent = silentSide.createQueryRunner();
       await silent.connect();
       await silent.startTransaction();
-      const silentId = (await new TypeOrmPetRepository(silent.manager.getRepository(PetRecord)).add(aNewPet())).id;
+      const silentId = (await new TypeOrmPetRepository(silent.manager).add(aNewPet())).id;
       proxy.stall();
 
       // What is measured: a page that must read a new mark (the last one is below the pets created

@@ -1,6 +1,6 @@
-import { IdempotencyConflictError, IdempotencyKeyReusedError } from '../../../src/application/idempotency-store.js';
-import { InvalidPetError, PetNotFoundError } from '../../../src/domain/errors.js';
-import { apiErrorOf } from '../../../src/pets/pet-errors.filter.js';
+import { IdempotencyConflictError, IdempotencyKeyReusedError } from '../../../src/application/create-pet.js';
+import { InvalidPetError, PetNotFoundError } from '../../../src/domain/pet.js';
+import { apiErrorOf } from '../../../src/pets/pets.controller.js';
 import { toErrorResponse } from '../../../src/platform/http/error.filter.js';
 
 const request = { method: 'GET', originalUrl: '/v1/pets/7' };

@@ -1,8 +1,6 @@
-import { ReplicaRoutingPetRepository } from '../../../src/pets/replica-routing-pet-repository.js';
 import { dataSourceOptions } from '../../../src/schema/data-source-options.js';
 import type { PetRepository } from '../../../src/domain/pet-repository.js';
-import { PetRecord } from '../../../src/pets/pet.record.js';
-import { TypeOrmPetRepository } from '../../../src/pets/typeorm-pet-repository.js';
+import { ReplicaRoutingPetRepository, TypeOrmPetRepository } from '../../../src/pets/typeorm-pet-repository.js';
 import { REPLICA_READ_DEADLINE_MS, TypeOrmReplicas } from '../../../src/platform/database/typeorm-replicas.js';
 import { openTestDatabase, type TestDatabase } from '../../support/database.js';
 import { aNewPet } from '../../support/pets.js';
@@ -23,12 +21,9 @@ beforeAll(async () => {
   replicas = new TypeOrmReplicas(database.dataSource, [proxy.url], {
     maxLagSeconds: 2,
     optionsFor: (url, waits) => dataSourceOptions(url, database.schema, waits),
-    readsOn: (replica) => new TypeOrmPetRepository(replica.getRepository(PetRecord)),
+    readsOn: (replica) => new TypeOrmPetRepository(replica.manager),
   });
-  pets = new ReplicaRoutingPetRepository(
-    new TypeOrmPetRepository(database.dataSource.getRepository(PetRecord)),
-    replicas.set,
-  );
+  pets = new ReplicaRoutingPetRepository(new TypeOrmPetRepository(database.dataSource.manager), replicas.set);
 });
 afterAll(async () => {
   proxy.resume();
