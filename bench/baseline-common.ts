@@ -11,7 +11,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import pg from 'pg';
 import { PAGE_LIMIT } from '../src/application/list-pets.js';
 import { categoryIdProblems, MAX_PET_ID, nameProblems, type Pet, statusProblems } from '../src/domain/pet.js';
-import { isPetStatus, type PetStatus } from '../src/domain/pet-status.js';
+import { isPetStatus, type PetStatus } from '../src/domain/pet.js';
 
 export const BODY_LIMIT_BYTES = 16 * 1024;
 export const DEPRECATION_HEADERS = { Sunset: 'Thu, 05 Dec 2030 00:00:00 GMT', Deprecation: '@1795219200' };
