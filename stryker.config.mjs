@@ -9,7 +9,8 @@ export default {
   testRunner: 'jest',
   jest: { projectType: 'custom', configFile: 'jest.config.js', config: { projects: [unit] } },
   testRunnerNodeArgs: ['--experimental-vm-modules'],
-  // The domain, the use cases, and the pure code of the HTTP edge and of the configuration.
+  // The domain, the use cases, the pure code of the HTTP edge and of the configuration, and the
+  // replicas' routing rules (checked against fakes).
   mutate: [
     'src/domain/**/*.ts',
     'src/application/**/*.ts',
@@ -19,7 +20,11 @@ export default {
     'src/pets/cursor.ts',
     'src/platform/process/config.ts',
     'src/platform/with-timeout.ts',
+    'src/platform/database/replica-set.ts',
   ],
+  // Not copied into the sandbox: the embedded PostgreSQL's data (as root, data/test/postgres links
+  // to a cluster elsewhere, which Stryker cannot copy), builds, reports and a running cluster.
+  ignorePatterns: ['data', 'dist', 'bench/dist', 'tools/dist', 'reports', '.cluster'],
   coverageAnalysis: 'perTest',
   reporters: ['clear-text', 'progress-append-only', 'html', 'json'],
   jsonReporter: { fileName: 'reports/mutation/mutation.json' },

@@ -362,7 +362,7 @@ describe('ReplicaRoutingPetRepository', () => {
   });
 
   it('while the primary is gone, serves no reads from a replica that lacks part of what the primary had when last seen', async () => {
-    const { replica, set, wal, advance } = setUp();
+    const { replica, set, wal, advance, lines } = setUp();
     await set.check();
     advance(100, '0/300');
     replica.replayed = '0/200';
@@ -373,6 +373,21 @@ describe('ReplicaRoutingPetRepository', () => {
     await set.check();
 
     expect(set.status()[0]).toMatchObject({ usable: false });
+    expect(lines.at(-1)).toBe(
+      'Replica replica-1:5432 taken out of reads: lacks part of what the primary had when it was last seen',
+    );
+  });
+
+  it('serves no reads from a replica while the primary has never given a position', async () => {
+    const { replica, set, wal, lines } = setUp();
+    wal.answers = false;
+    replica.replayed = '0/FFFF';
+
+    await set.check();
+
+    expect(set.status()[0]).toMatchObject({ usable: false });
+    expect(replica.poolOpen).toBe(false);
+    expect(lines).toEqual([]);
   });
 
   it('takes out a replica that refuses a check, and says why', async () => {
