@@ -3,11 +3,19 @@
  * longer accepts: nothing was sent); dropped: the request was sent but the connection closed
  * before its answer (what a graceful stop must never do).
  */
-export type LoadCounts = { answered: number; failed: number; refused: number; dropped: number };
+export type LoadCounts = {
+  answered: number;
+  failed: number;
+  refused: number;
+  dropped: number;
+  /** How each dropped request ended (the cause's code, or its message), for a failure to tell. */
+  droppedBy: string[];
+};
 
 function causeCode(error: unknown): string {
   const cause: unknown = typeof error === 'object' && error !== null && 'cause' in error ? error.cause : null;
-  return typeof cause === 'object' && cause !== null && 'code' in cause ? String(cause.code) : 'unknown';
+  if (typeof cause === 'object' && cause !== null && 'code' in cause) return String(cause.code);
+  return cause instanceof Error ? cause.message : error instanceof Error ? error.message : 'unknown';
 }
 
 /**
@@ -19,7 +27,7 @@ export function steadyLoad(
   baseUrl: string,
   headers: Record<string, string>,
 ): { stopping(): void; finished: Promise<LoadCounts> } {
-  const counts: LoadCounts = { answered: 0, failed: 0, refused: 0, dropped: 0 };
+  const counts: LoadCounts = { answered: 0, failed: 0, refused: 0, dropped: 0, droppedBy: [] };
   let stopping = false;
   const clients = Array.from({ length: 16 }, async (_, client) => {
     for (let i = 0; ; i++) {
@@ -35,11 +43,13 @@ export function steadyLoad(
         if (response.ok) counts.answered++;
         else counts.failed++;
       } catch (error) {
-        if (causeCode(error) === 'ECONNREFUSED') {
+        const code = causeCode(error);
+        if (code === 'ECONNREFUSED') {
           counts.refused++;
           if (stopping) return;
         } else {
           counts.dropped++;
+          counts.droppedBy.push(`${client % 2 === 0 ? 'POST' : 'GET'} ${code}${stopping ? ', after stopping()' : ''}`);
           if (stopping) return;
         }
       }
