@@ -153,10 +153,9 @@ export class PetstoreClient {
       const wait = this.notBefore - this.now();
       if (wait > 0 && wait <= this.retry.maxDelayMs) await this.sleep(wait, signal);
       signal?.throwIfAborted();
-      const timeout = AbortSignal.timeout(this.timeoutMs);
       let answer: Answer<T>;
       try {
-        answer = await send(signal ? AbortSignal.any([signal, timeout]) : timeout);
+        answer = await this.attempt(send, signal);
       } catch (error) {
         signal?.throwIfAborted();
         if (attempt >= this.retry.maxAttempts) throw error;
@@ -175,6 +174,31 @@ export class PetstoreClient {
       if (!RETRIED_STATUSES.has(response.status) || attempt >= this.retry.maxAttempts || delay > this.retry.maxDelayMs)
         throw error;
       await this.sleep(this.withJitter(delay), signal);
+    }
+  }
+
+  /**
+   * One request, aborted after timeoutMs or when the caller's signal aborts. `send` resolves once
+   * the body is read, so the timer bounds the whole exchange; it is cleared then, and the caller's
+   * signal let go, instead of a timer per request left running until it expires.
+   */
+  private async attempt<T>(
+    send: (signal: AbortSignal) => Promise<Answer<T>>,
+    signal: AbortSignal | undefined,
+  ): Promise<Answer<T>> {
+    const controller = new AbortController();
+    const timeoutMs = this.timeoutMs;
+    const timer = setTimeout(
+      () => controller.abort(new DOMException(`The request took longer than ${timeoutMs} ms`, 'TimeoutError')),
+      timeoutMs,
+    );
+    const onAbort = () => controller.abort(signal?.reason);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      return await send(controller.signal);
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
     }
   }
 

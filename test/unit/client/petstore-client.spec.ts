@@ -1,3 +1,4 @@
+import { jest } from '@jest/globals';
 import { PetstoreClient, PetstoreError, type PetstoreClientOptions } from '../../../packages/client/src/index.js';
 
 // The package against a scripted fetch: the answers are written here, the waits are recorded
@@ -243,6 +244,82 @@ describe('signals and timeouts', () => {
     await expect(client.pets.create({ name: 'pet 1', categoryId: 1 })).rejects.toMatchObject({ name: 'TimeoutError' });
     expect(requests).toHaveLength(2);
     expect(requests[0]?.headers.get('idempotency-key')).toBe(requests[1]?.headers.get('idempotency-key'));
+  });
+
+  it('keeps the time limit on while the body is read', async () => {
+    // Headers at once, then a body that never ends unless the request is aborted.
+    const endlessBody = (request: Request) =>
+      Promise.resolve(
+        new Response(
+          new ReadableStream({
+            start(stream) {
+              stream.enqueue(new TextEncoder().encode('[{"id":'));
+              request.signal.addEventListener('abort', () => stream.error(request.signal.reason));
+            },
+          }),
+          { status: 200, headers: { 'Content-Type': 'application/json' } },
+        ),
+      );
+    const { client, requests } = scriptedClient([endlessBody], { timeoutMs: 20, retry: { maxAttempts: 1 } });
+
+    await expect(collect(client.pets.list())).rejects.toMatchObject({ name: 'TimeoutError' });
+    expect(requests).toHaveLength(1);
+  });
+
+  describe('with fake timers', () => {
+    beforeEach(() => jest.useFakeTimers());
+    afterEach(() => jest.useRealTimers());
+
+    it("leaves no timer behind once the answer is read, and lets go of the caller's signal", async () => {
+      const controller = new AbortController();
+      const added = jest.spyOn(controller.signal, 'addEventListener');
+      const removed = jest.spyOn(controller.signal, 'removeEventListener');
+      const { client } = scriptedClient([
+        json(200, [pet(1)], { Link: '</v1/pets?limit=100&cursor=c1>; rel="next"' }),
+        json(200, [pet(2)]),
+        json(201, pet(3)),
+      ]);
+
+      expect(await collect(client.pets.list({ signal: controller.signal }))).toEqual([pet(1), pet(2)]);
+      await client.pets.create({ name: 'pet 3', categoryId: 1 }, { signal: controller.signal });
+
+      expect(jest.getTimerCount()).toBe(0);
+      expect(added).toHaveBeenCalledTimes(3);
+      expect(removed.mock.calls).toEqual(added.mock.calls.map(([type, listener]) => [type, listener]));
+    });
+
+    it('aborts a request that outlives timeoutMs, and not one that answers in time', async () => {
+      let answer: (response: Response) => void = () => {};
+      const signals: AbortSignal[] = [];
+      const { client } = scriptedClient(
+        [
+          (request) => {
+            signals.push(request.signal);
+            return new Promise<Response>((resolve) => (answer = resolve));
+          },
+          (request) => {
+            signals.push(request.signal);
+            return new Promise<Response>((_resolve, reject) =>
+              request.signal.addEventListener('abort', () => reject(request.signal.reason as Error)),
+            );
+          },
+        ],
+        { timeoutMs: 1_000, retry: { maxAttempts: 1 } },
+      );
+
+      const first = client.pets.create({ name: 'pet 1', categoryId: 1 });
+      await jest.advanceTimersByTimeAsync(999);
+      answer(json(201, pet(1)));
+      expect(await first).toEqual(pet(1));
+      await jest.advanceTimersByTimeAsync(5_000);
+      expect(signals[0]?.aborted).toBe(false);
+
+      const second = client.pets.create({ name: 'pet 2', categoryId: 1 }).catch((e: unknown) => e);
+      await jest.advanceTimersByTimeAsync(999);
+      expect(signals[1]?.aborted).toBe(false);
+      await jest.advanceTimersByTimeAsync(1);
+      expect(await second).toMatchObject({ name: 'TimeoutError' });
+    });
   });
 });
 
