@@ -104,22 +104,18 @@ export class PetstoreClient {
         ));
   }
 
-  private async *listPets(options: ListOptions): AsyncGenerator<Pet> {
+  private listPets(options: ListOptions): AsyncIterableIterator<Pet> {
     const limit = options.pageSize ?? this.pageSize;
     const status = options.status;
-    let cursor: string | undefined;
-    for (;;) {
-      const query = { limit, ...(status ? { status } : {}), ...(cursor ? { cursor } : {}) };
+    return new PageWalk(async (cursor) => {
+      const query = { limit, ...(status ? { status } : {}), ...(cursor !== null ? { cursor } : {}) };
       const { data, response } = await this.call(
         (signal) => this.api.GET('/pets', { params: { query }, signal }),
         options.signal,
       );
-      yield* data;
       // The link repeats limit and status (docs/api.md, Paging); its cursor is what moves on.
-      const next = nextPageCursor(response.headers.get('link'));
-      if (next === null) return;
-      cursor = next;
-    }
+      return { items: data, next: nextPageCursor(response.headers.get('link')) };
+    });
   }
 
   private async createPet(pet: NewPet, options: CreateOptions): Promise<Pet> {
@@ -216,6 +212,72 @@ export class PetstoreClient {
     if (this.deprecationTold || (deprecation === null && sunset === null)) return;
     this.deprecationTold = true;
     this.onDeprecation({ operation: 'getPet', deprecation, sunset });
+  }
+}
+
+type Page<T> = { items: T[]; next: string | null };
+const DONE: IteratorReturnResult<undefined> = { value: undefined, done: true };
+
+/**
+ * The items of one page after another, asking for the next page (by its cursor) once the last is
+ * handed out. An async generator would do, but it awaits once per item (`yield*` over an array
+ * twice); this hands out a page's items from the array. As a generator: one page asked for at a
+ * time, calls of next() answered in order, done for good after an error or return().
+ */
+class PageWalk<T> implements AsyncIterableIterator<T> {
+  private items: T[] = [];
+  private index = 0;
+  private cursor: string | null = null;
+  private finished = false;
+  private loading: Promise<unknown> | null = null;
+
+  constructor(private readonly fetchPage: (cursor: string | null) => Promise<Page<T>>) {}
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  next(): Promise<IteratorResult<T, undefined>> {
+    if (this.loading !== null) {
+      const next = () => this.next();
+      return this.loading.then(next, next);
+    }
+    if (this.index < this.items.length) return Promise.resolve({ value: this.items[this.index++] as T, done: false });
+    if (this.finished) return Promise.resolve(DONE);
+    const loaded = this.load();
+    this.loading = loaded;
+    return loaded;
+  }
+
+  return(): Promise<IteratorResult<T, undefined>> {
+    this.finish();
+    return Promise.resolve(DONE);
+  }
+
+  private async load(): Promise<IteratorResult<T, undefined>> {
+    try {
+      // A page may be empty and still link to the next.
+      while (this.index >= this.items.length && !this.finished) {
+        const page = await this.fetchPage(this.cursor);
+        if (this.finished) break;
+        this.items = page.items;
+        this.index = 0;
+        this.cursor = page.next;
+        if (page.next === null) this.finished = true;
+      }
+    } catch (error) {
+      this.finish();
+      throw error;
+    } finally {
+      this.loading = null;
+    }
+    return this.index < this.items.length ? { value: this.items[this.index++] as T, done: false } : DONE;
+  }
+
+  private finish(): void {
+    this.finished = true;
+    this.items = [];
+    this.index = 0;
   }
 }
 

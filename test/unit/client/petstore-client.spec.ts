@@ -81,6 +81,54 @@ describe('pets.list', () => {
   });
 });
 
+describe('pets.list as an async iterator', () => {
+  const threePages = () => [
+    json(200, [pet(1), pet(2)], { Link: '</v1/pets?limit=2&cursor=c1>; rel="next"' }),
+    json(200, [], { Link: '</v1/pets?limit=2&cursor=c2>; rel="next"' }),
+    json(200, [pet(3)]),
+  ];
+
+  it('goes past an empty page that links to the next', async () => {
+    const { client, requests } = scriptedClient(threePages());
+
+    expect((await collect(client.pets.list({ pageSize: 2 }))).map((p) => p.id)).toEqual([1, 2, 3]);
+    expect(requests).toHaveLength(3);
+  });
+
+  it('asks for no further page once the loop breaks', async () => {
+    const { client, requests } = scriptedClient(threePages());
+
+    for await (const found of client.pets.list({ pageSize: 2 })) if (found.id === 1) break;
+
+    expect(requests).toHaveLength(1);
+  });
+
+  it('answers calls of next() made at once in order, asking for one page at a time', async () => {
+    const { client, requests } = scriptedClient(threePages());
+    const pets = client.pets.list({ pageSize: 2 })[Symbol.asyncIterator]();
+
+    const results = await Promise.all([1, 2, 3, 4, 5].map(() => pets.next()));
+
+    expect(results.map((r) => (r.done ? 'done' : r.value.id))).toEqual([1, 2, 3, 'done', 'done']);
+    expect(requests).toHaveLength(3);
+  });
+
+  it('ends after an error: the error once, then done', async () => {
+    const { client } = scriptedClient(
+      [json(200, [pet(1)], { Link: '</v1/pets?cursor=c1>; rel="next"' }), error(400, 'invalid_request')],
+      { retry: { maxAttempts: 1 } },
+    );
+    const pets = client.pets.list()[Symbol.asyncIterator]();
+
+    expect(await pets.next()).toEqual({ value: pet(1), done: false });
+    const [failed, after] = await Promise.allSettled([pets.next(), pets.next()]);
+
+    expect(failed).toMatchObject({ status: 'rejected', reason: { code: 'invalid_request' } });
+    expect(after).toEqual({ status: 'fulfilled', value: { value: undefined, done: true } });
+    expect(await pets.next()).toEqual({ value: undefined, done: true });
+  });
+});
+
 describe('pets.create', () => {
   it('sends one Idempotency-Key per call and the same key on every retry', async () => {
     const { client, requests } = scriptedClient([
