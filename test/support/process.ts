@@ -60,7 +60,8 @@ export async function outputLine(output: ProcessOutput, pattern: RegExp): Promis
   let exited = false;
   void output.exit.then(() => (exited = true));
   for (let waited = 0; !pattern.test(output.stdout()); waited += 50) {
-    if (exited || waited > 30_000) throw new Error(`no line matching ${pattern}:\n${output.stdout()}${output.stderr()}`);
+    if (exited || waited > 30_000)
+      throw new Error(`no line matching ${pattern}:\n${output.stdout()}${output.stderr()}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
