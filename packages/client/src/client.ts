@@ -25,7 +25,7 @@ export type PetstoreClientOptions = {
   baseUrl: string;
   /** Sent as `Authorization: Bearer <apiKey>`. */
   apiKey: string;
-  /** Each request's time limit; a request over it counts as a network error. */
+  /** Each request's time limit, reading its body included; a request over it counts as a network error. */
   timeoutMs?: number;
   retry?: Partial<RetryOptions>;
   /** `limit` of each page that `pets.list` asks for (1 to 100). */
