@@ -216,13 +216,13 @@ export class PetstoreClient {
 }
 
 type Page<T> = { items: T[]; next: string | null };
-const DONE: IteratorReturnResult<undefined> = { value: undefined, done: true };
+const DONE: IteratorReturnResult<undefined> = Object.freeze({ value: undefined, done: true });
 
 /**
  * The items of one page after another, asking for the next page (by its cursor) once the last is
- * handed out. An async generator would do, but it awaits once per item (`yield*` over an array
- * twice); this hands out a page's items from the array. As a generator: one page asked for at a
- * time, calls of next() answered in order, done for good after an error or return().
+ * handed out. An async generator would do, but it awaits at every item it yields; this hands out
+ * a page's items from the array. As a generator: one page asked for at a time, calls of next()
+ * answered in order, done for good after an error or return().
  */
 class PageWalk<T> implements AsyncIterableIterator<T> {
   private items: T[] = [];
