@@ -25,7 +25,7 @@ export type PetstoreClientOptions = {
   baseUrl: string;
   /** Sent as `Authorization: Bearer <apiKey>`. */
   apiKey: string;
-  /** Each request's time limit; a request over it counts as a network error. */
+  /** Each request's time limit, reading its body included; a request over it counts as a network error. */
   timeoutMs?: number;
   retry?: Partial<RetryOptions>;
   /** `limit` of each page that `pets.list` asks for (1 to 100). */
@@ -104,22 +104,18 @@ export class PetstoreClient {
         ));
   }
 
-  private async *listPets(options: ListOptions): AsyncGenerator<Pet> {
+  private listPets(options: ListOptions): AsyncIterableIterator<Pet> {
     const limit = options.pageSize ?? this.pageSize;
     const status = options.status;
-    let cursor: string | undefined;
-    for (;;) {
-      const query = { limit, ...(status ? { status } : {}), ...(cursor ? { cursor } : {}) };
+    return new PageWalk(async (cursor) => {
+      const query = { limit, ...(status ? { status } : {}), ...(cursor !== null ? { cursor } : {}) };
       const { data, response } = await this.call(
         (signal) => this.api.GET('/pets', { params: { query }, signal }),
         options.signal,
       );
-      yield* data;
       // The link repeats limit and status (docs/api.md, Paging); its cursor is what moves on.
-      const next = nextPageCursor(response.headers.get('link'));
-      if (next === null) return;
-      cursor = next;
-    }
+      return { items: data, next: nextPageCursor(response.headers.get('link')) };
+    });
   }
 
   private async createPet(pet: NewPet, options: CreateOptions): Promise<Pet> {
@@ -153,10 +149,9 @@ export class PetstoreClient {
       const wait = this.notBefore - this.now();
       if (wait > 0 && wait <= this.retry.maxDelayMs) await this.sleep(wait, signal);
       signal?.throwIfAborted();
-      const timeout = AbortSignal.timeout(this.timeoutMs);
       let answer: Answer<T>;
       try {
-        answer = await send(signal ? AbortSignal.any([signal, timeout]) : timeout);
+        answer = await this.attempt(send, signal);
       } catch (error) {
         signal?.throwIfAborted();
         if (attempt >= this.retry.maxAttempts) throw error;
@@ -178,6 +173,31 @@ export class PetstoreClient {
     }
   }
 
+  /**
+   * One request, aborted after timeoutMs or when the caller's signal aborts. `send` resolves once
+   * the body is read, so the timer bounds the whole exchange; it is cleared then, and the caller's
+   * signal let go, instead of a timer per request left running until it expires.
+   */
+  private async attempt<T>(
+    send: (signal: AbortSignal) => Promise<Answer<T>>,
+    signal: AbortSignal | undefined,
+  ): Promise<Answer<T>> {
+    const controller = new AbortController();
+    const timeoutMs = this.timeoutMs;
+    const timer = setTimeout(
+      () => controller.abort(new DOMException(`The request took longer than ${timeoutMs} ms`, 'TimeoutError')),
+      timeoutMs,
+    );
+    const onAbort = () => controller.abort(signal?.reason);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      return await send(controller.signal);
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
   private backoffMs(attempt: number): number {
     return Math.min(this.retry.maxDelayMs, this.retry.baseDelayMs * 2 ** (attempt - 1));
   }
@@ -192,6 +212,72 @@ export class PetstoreClient {
     if (this.deprecationTold || (deprecation === null && sunset === null)) return;
     this.deprecationTold = true;
     this.onDeprecation({ operation: 'getPet', deprecation, sunset });
+  }
+}
+
+type Page<T> = { items: T[]; next: string | null };
+const DONE: IteratorReturnResult<undefined> = Object.freeze({ value: undefined, done: true });
+
+/**
+ * The items of one page after another, asking for the next page (by its cursor) once the last is
+ * handed out. An async generator would do, but it awaits at every item it yields; this hands out
+ * a page's items from the array. As a generator: one page asked for at a time, calls of next()
+ * answered in order, done for good after an error or return().
+ */
+class PageWalk<T> implements AsyncIterableIterator<T> {
+  private items: T[] = [];
+  private index = 0;
+  private cursor: string | null = null;
+  private finished = false;
+  private loading: Promise<unknown> | null = null;
+
+  constructor(private readonly fetchPage: (cursor: string | null) => Promise<Page<T>>) {}
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  next(): Promise<IteratorResult<T, undefined>> {
+    if (this.loading !== null) {
+      const next = () => this.next();
+      return this.loading.then(next, next);
+    }
+    if (this.index < this.items.length) return Promise.resolve({ value: this.items[this.index++] as T, done: false });
+    if (this.finished) return Promise.resolve(DONE);
+    const loaded = this.load();
+    this.loading = loaded;
+    return loaded;
+  }
+
+  return(): Promise<IteratorResult<T, undefined>> {
+    this.finish();
+    return Promise.resolve(DONE);
+  }
+
+  private async load(): Promise<IteratorResult<T, undefined>> {
+    try {
+      // A page may be empty and still link to the next.
+      while (this.index >= this.items.length && !this.finished) {
+        const page = await this.fetchPage(this.cursor);
+        if (this.finished) break;
+        this.items = page.items;
+        this.index = 0;
+        this.cursor = page.next;
+        if (page.next === null) this.finished = true;
+      }
+    } catch (error) {
+      this.finish();
+      throw error;
+    } finally {
+      this.loading = null;
+    }
+    return this.index < this.items.length ? { value: this.items[this.index++] as T, done: false } : DONE;
+  }
+
+  private finish(): void {
+    this.finished = true;
+    this.items = [];
+    this.index = 0;
   }
 }
 

@@ -1,3 +1,4 @@
+import { jest } from '@jest/globals';
 import { PetstoreClient, PetstoreError, type PetstoreClientOptions } from '../../../packages/client/src/index.js';
 
 // The package against a scripted fetch: the answers are written here, the waits are recorded
@@ -77,6 +78,54 @@ describe('pets.list', () => {
 
     expect(await collect(client.pets.list())).toEqual([pet(1)]);
     expect(requests.map((r) => new URL(r.url).search)).toEqual(['?limit=100', '?limit=100&cursor=x']);
+  });
+});
+
+describe('pets.list as an async iterator', () => {
+  const threePages = () => [
+    json(200, [pet(1), pet(2)], { Link: '</v1/pets?limit=2&cursor=c1>; rel="next"' }),
+    json(200, [], { Link: '</v1/pets?limit=2&cursor=c2>; rel="next"' }),
+    json(200, [pet(3)]),
+  ];
+
+  it('goes past an empty page that links to the next', async () => {
+    const { client, requests } = scriptedClient(threePages());
+
+    expect((await collect(client.pets.list({ pageSize: 2 }))).map((p) => p.id)).toEqual([1, 2, 3]);
+    expect(requests).toHaveLength(3);
+  });
+
+  it('asks for no further page once the loop breaks', async () => {
+    const { client, requests } = scriptedClient(threePages());
+
+    for await (const found of client.pets.list({ pageSize: 2 })) if (found.id === 1) break;
+
+    expect(requests).toHaveLength(1);
+  });
+
+  it('answers calls of next() made at once in order, asking for one page at a time', async () => {
+    const { client, requests } = scriptedClient(threePages());
+    const pets = client.pets.list({ pageSize: 2 })[Symbol.asyncIterator]();
+
+    const results = await Promise.all([1, 2, 3, 4, 5].map(() => pets.next()));
+
+    expect(results.map((r) => (r.done ? 'done' : r.value.id))).toEqual([1, 2, 3, 'done', 'done']);
+    expect(requests).toHaveLength(3);
+  });
+
+  it('ends after an error: the error once, then done', async () => {
+    const { client } = scriptedClient(
+      [json(200, [pet(1)], { Link: '</v1/pets?cursor=c1>; rel="next"' }), error(400, 'invalid_request')],
+      { retry: { maxAttempts: 1 } },
+    );
+    const pets = client.pets.list()[Symbol.asyncIterator]();
+
+    expect(await pets.next()).toEqual({ value: pet(1), done: false });
+    const [failed, after] = await Promise.allSettled([pets.next(), pets.next()]);
+
+    expect(failed).toMatchObject({ status: 'rejected', reason: { code: 'invalid_request' } });
+    expect(after).toEqual({ status: 'fulfilled', value: { value: undefined, done: true } });
+    expect(await pets.next()).toEqual({ value: undefined, done: true });
   });
 });
 
@@ -243,6 +292,82 @@ describe('signals and timeouts', () => {
     await expect(client.pets.create({ name: 'pet 1', categoryId: 1 })).rejects.toMatchObject({ name: 'TimeoutError' });
     expect(requests).toHaveLength(2);
     expect(requests[0]?.headers.get('idempotency-key')).toBe(requests[1]?.headers.get('idempotency-key'));
+  });
+
+  it('keeps the time limit on while the body is read', async () => {
+    // Headers at once, then a body that never ends unless the request is aborted.
+    const endlessBody = (request: Request) =>
+      Promise.resolve(
+        new Response(
+          new ReadableStream({
+            start(stream) {
+              stream.enqueue(new TextEncoder().encode('[{"id":'));
+              request.signal.addEventListener('abort', () => stream.error(request.signal.reason));
+            },
+          }),
+          { status: 200, headers: { 'Content-Type': 'application/json' } },
+        ),
+      );
+    const { client, requests } = scriptedClient([endlessBody], { timeoutMs: 20, retry: { maxAttempts: 1 } });
+
+    await expect(collect(client.pets.list())).rejects.toMatchObject({ name: 'TimeoutError' });
+    expect(requests).toHaveLength(1);
+  });
+
+  describe('with fake timers', () => {
+    beforeEach(() => jest.useFakeTimers());
+    afterEach(() => jest.useRealTimers());
+
+    it("leaves no timer behind once the answer is read, and lets go of the caller's signal", async () => {
+      const controller = new AbortController();
+      const added = jest.spyOn(controller.signal, 'addEventListener');
+      const removed = jest.spyOn(controller.signal, 'removeEventListener');
+      const { client } = scriptedClient([
+        json(200, [pet(1)], { Link: '</v1/pets?limit=100&cursor=c1>; rel="next"' }),
+        json(200, [pet(2)]),
+        json(201, pet(3)),
+      ]);
+
+      expect(await collect(client.pets.list({ signal: controller.signal }))).toEqual([pet(1), pet(2)]);
+      await client.pets.create({ name: 'pet 3', categoryId: 1 }, { signal: controller.signal });
+
+      expect(jest.getTimerCount()).toBe(0);
+      expect(added).toHaveBeenCalledTimes(3);
+      expect(removed.mock.calls).toEqual(added.mock.calls.map(([type, listener]) => [type, listener]));
+    });
+
+    it('aborts a request that outlives timeoutMs, and not one that answers in time', async () => {
+      let answer: (response: Response) => void = () => {};
+      const signals: AbortSignal[] = [];
+      const { client } = scriptedClient(
+        [
+          (request) => {
+            signals.push(request.signal);
+            return new Promise<Response>((resolve) => (answer = resolve));
+          },
+          (request) => {
+            signals.push(request.signal);
+            return new Promise<Response>((_resolve, reject) =>
+              request.signal.addEventListener('abort', () => reject(request.signal.reason as Error)),
+            );
+          },
+        ],
+        { timeoutMs: 1_000, retry: { maxAttempts: 1 } },
+      );
+
+      const first = client.pets.create({ name: 'pet 1', categoryId: 1 });
+      await jest.advanceTimersByTimeAsync(999);
+      answer(json(201, pet(1)));
+      expect(await first).toEqual(pet(1));
+      await jest.advanceTimersByTimeAsync(5_000);
+      expect(signals[0]?.aborted).toBe(false);
+
+      const second = client.pets.create({ name: 'pet 2', categoryId: 1 }).catch((e: unknown) => e);
+      await jest.advanceTimersByTimeAsync(999);
+      expect(signals[1]?.aborted).toBe(false);
+      await jest.advanceTimersByTimeAsync(1);
+      expect(await second).toMatchObject({ name: 'TimeoutError' });
+    });
   });
 });
 
