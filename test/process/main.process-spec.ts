@@ -1,5 +1,5 @@
 import { removeEmbeddedPostgres } from '../../src/platform/database/embedded-postgres.js';
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import { mkdtemp } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -205,10 +205,16 @@ describe('the service process', () => {
     };
     const service = start(env);
     const output = outputOf(service);
+    // Run without blocking this process: under spawnSync the service closed an idle keep-alive
+    // connection that this process could not see closing, and the next fetch reused it.
     const keys = (...args: string[]) =>
-      spawnSync(process.execPath, ['dist/src/keys.js', ...args], {
-        env: { ...inheritedEnv(), ...env },
-        encoding: 'utf8',
+      new Promise<{ status: number; stdout: string }>((resolve) => {
+        execFile(
+          process.execPath,
+          ['dist/src/keys.js', ...args],
+          { env: { ...inheritedEnv(), ...env }, encoding: 'utf8' },
+          (error, stdout) => resolve({ status: typeof error?.code === 'number' ? error.code : error ? 1 : 0, stdout }),
+        );
       });
     const list = () =>
       fetch(`http://127.0.0.1:${port}/v1/pets`, { headers: { Authorization: `Bearer ${key}` } }).then(
@@ -218,16 +224,16 @@ describe('the service process', () => {
     try {
       await readiness(port, output);
 
-      const issued = keys('issue', '--label', 'from the cli');
+      const issued = await keys('issue', '--label', 'from the cli');
       key = issued.stdout.split('\n')[1] ?? '';
-      const listed = keys('list');
+      const listed = await keys('list');
       const statusWithKey = await list();
-      const revoked = keys('revoke', '1');
+      const revoked = await keys('revoke', '1');
       const revokedAt = Date.now();
       while ((await list()) === 200 && Date.now() - revokedAt < 5000)
         await new Promise((resolve) => setTimeout(resolve, 50));
       const refusedAfterMs = Date.now() - revokedAt;
-      const wrong = keys('revoke', 'one');
+      const wrong = await keys('revoke', 'one');
 
       expect(issued.status).toBe(0);
       expect(key).toMatch(/^psk_[A-Za-z0-9_-]{43}$/);
