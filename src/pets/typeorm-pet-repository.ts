@@ -166,10 +166,9 @@ export class TypeOrmSettledMarks extends SettledMarks {
   private async readMark(): Promise<SettledMark> {
     const rows: unknown = await this.primary.query(MARK, [`${this.options.lockTimeoutMs}ms`]);
     const row: unknown = Array.isArray(rows) ? rows[0] : undefined;
-    const record = typeof row === 'object' && row !== null ? row : {};
-    const position: unknown = Reflect.get(record, 'position');
+    const position = propertyOf(row, 'position');
     if (typeof position !== 'string') throw new Error('the settled mark gave no WAL position');
-    return { upToId: fromBigint(Reflect.get(record, 'up_to_id')), position };
+    return { upToId: fromBigint(propertyOf(row, 'up_to_id')), position };
   }
 }
 
