@@ -271,18 +271,26 @@ describe('signals and timeouts', () => {
       request.signal.addEventListener('abort', () => reject(request.signal.reason as Error));
     });
 
-  it("never retries after the caller's abort", async () => {
+  it("ends the request in flight at the caller's abort, with its reason, and never retries it", async () => {
     const controller = new AbortController();
-    const { client, requests } = scriptedClient([
-      (request) => {
-        controller.abort(new Error('caller gave up'));
-        return hang(request);
-      },
-    ]);
+    const sent: AbortSignal[] = [];
+    // A time limit the test would not outlive: only the caller's abort can end the request.
+    const { client, requests } = scriptedClient(
+      [
+        (request) => {
+          sent.push(request.signal);
+          controller.abort(new Error('caller gave up'));
+          return hang(request);
+        },
+      ],
+      { timeoutMs: 600_000 },
+    );
 
     await expect(client.pets.create({ name: 'pet 1', categoryId: 1 }, { signal: controller.signal })).rejects.toThrow(
       'caller gave up',
     );
+    expect(sent[0]?.aborted).toBe(true);
+    expect(sent[0]?.reason).toEqual(new Error('caller gave up'));
     expect(requests).toHaveLength(1);
   });
 
