@@ -9,6 +9,7 @@
  *   BENCH_DURATION=10 (s per run)  BENCH_ROUNDS=2  BENCH_WARMUP=3  BENCH_QUICK=1 (skip paging)  DATABASE_URL=...
  *   npm run bench -- --paging     only the paging figures (or BENCH_PAGING=1)
  *   npm run bench -- --profile    V8 CPU profiles of our service under the list and 401 scenarios
+ *                                 (BENCH_PROFILE_SERVERS="ours,obvious-nest" profiles baselines too)
  *                                 (BENCH_PROFILE_SCENARIOS="create,get by id" picks others), written to
  *                                 BENCH_PROFILE_DIR (default /tmp/prof) and summarised by package
  *   npm run bench -- --chart      only redraws docs/bench-node<major>.svg from the saved results
@@ -57,6 +58,7 @@ const BASELINES = ['obvious-nest', 'production-nest', 'express', 'node:http', 'n
 const PETS = 10_000;
 const PAGING_PETS = 1_000_000;
 const PROFILED = (process.env.BENCH_PROFILE_SCENARIOS ?? 'list limit=20,no key (401)').split(',');
+const PROFILED_SERVERS = (process.env.BENCH_PROFILE_SERVERS ?? 'ours').split(',');
 const seconds = numberFromEnv('BENCH_DURATION', 10);
 // Rounds alternate the servers, so drift on the machine hits all of them alike.
 const ROUNDS = Math.max(1, Math.round(numberFromEnv('BENCH_ROUNDS', 2)));
@@ -362,10 +364,13 @@ async function profile(
   const migrating = await start('ours');
   await seedPets(databaseUrl, PETS);
   await migrating.stop();
-  for (const scenario of comparisonScenarios(API_KEY, PETS).filter((scenario) => PROFILED.includes(scenario.name))) {
-    const file = `ours-${scenario.name.replace(/\W+/g, '-')}-${Date.now()}.cpuprofile`;
+  const scenarios = comparisonScenarios(API_KEY, PETS).filter((scenario) => PROFILED.includes(scenario.name));
+  for (const [name, scenario] of PROFILED_SERVERS.flatMap((name) =>
+    scenarios.map((scenario) => [name, scenario] as const),
+  )) {
+    const file = `${name.replace(/\W+/g, '-')}-${scenario.name.replace(/\W+/g, '-')}-${Date.now()}.cpuprofile`;
     // Through NODE_OPTIONS: the service starts from package.json's command, which has no room for flags.
-    const server = await start('ours', { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${dir} --cpu-prof-name=${file}` });
+    const server = await start(name, { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${dir} --cpu-prof-name=${file}` });
     await measure(server, scenario, Math.max(warmupSeconds, 1));
     const from = Number(process.hrtime.bigint() / 1000n);
     const run = await measure(server, scenario, profileSeconds);
@@ -374,7 +379,7 @@ async function profile(
     const summary = summariseProfile(readCpuProfile(path.join(dir, file)), { from, to });
     const perRequest = (1000 * summary.busyMs) / Math.max(run.requests, 1);
     console.log(
-      `\n== ours, ${scenario.name}: ${run.requestsPerSecond.toFixed(0)} req/s profiled, ${perRequest.toFixed(0)} µs CPU per request`,
+      `\n== ${name}, ${scenario.name}: ${run.requestsPerSecond.toFixed(0)} req/s profiled, ${perRequest.toFixed(0)} µs CPU per request`,
     );
     console.log(`   ${path.join(dir, file)}`);
     printSummary(summary, 20);
