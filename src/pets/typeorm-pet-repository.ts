@@ -1,5 +1,6 @@
+import type { QueryConfig } from 'pg';
 import type { DataSource, EntityManager } from 'typeorm';
-import { isPetStatus, type NewPet, type Pet } from '../domain/pet.js';
+import { isPetStatus, type NewPet, type Pet, type PetStatus } from '../domain/pet.js';
 import { PetRepository, type PetListQuery, type SettledMark, SettledMarks } from '../domain/pet-repository.js';
 import { fromBigint } from '../platform/database/bigint.js';
 import type { ReplicaSet } from '../platform/database/replica-set.js';
@@ -21,19 +22,46 @@ import { propertyOf } from '../platform/property-of.js';
 // They run on an entity manager: the pool's, a transaction's or a replica's. The records
 // (pet.record.ts) declare the tables for the schema; no statement here goes through them.
 const COLUMNS = 'id, name, category_id, status';
+
+/**
+ * A statement pg prepares once per connection (a named statement): PostgreSQL parses it once and,
+ * after five runs, keeps a generic plan when that costs no more than planning each time. An
+ * unnamed statement is parsed and planned on every request (docs/performance.md). Only statements
+ * whose generic plan is as good as any (see PAGE_WITH_STATUS). TypeORM hands its query to pg as it is, though its type says string; the adapter's integration
+ * test shows the statements prepared.
+ */
+function prepared(name: string, text: string): string {
+  const statement: QueryConfig = { name, text };
+  return statement as unknown as string;
+}
 // Creates overlap, so id 8 may commit before id 7: a page must not serve 8 while 7 may still come,
 // or a client that has paged past 8 never sees 7 (keyset paging trusts the order). Each create
 // draws its id under the table's advisory lock taken shared, held until COMMIT: creates do not
 // wait for each other, and the settled mark (TypeOrmSettledMarks, below) takes the lock exclusive to see
 // every id drawn so far settled. The lock is the table's own (one per schema).
 const PETS_LOCK = `'pets'::regclass::oid::bigint`;
-const INSERT = `WITH drawing AS MATERIALIZED (SELECT pg_advisory_xact_lock_shared(${PETS_LOCK}))
-  INSERT INTO pets (name, category_id, status) SELECT $1::text, $2::bigint, $3::text FROM drawing RETURNING id`;
-const BY_ID = `SELECT ${COLUMNS} FROM pets WHERE id = $1`;
+const INSERT = prepared(
+  'pets_insert',
+  `WITH drawing AS MATERIALIZED (SELECT pg_advisory_xact_lock_shared(${PETS_LOCK}))
+  INSERT INTO pets (name, category_id, status) SELECT $1::text, $2::bigint, $3::text FROM drawing RETURNING id`,
+);
+const BY_ID = prepared('pets_by_id', `SELECT ${COLUMNS} FROM pets WHERE id = $1`);
 // Keyset paging: "id > last seen" walks the (status, id) index or the primary key, so a deep page
 // costs what the first one does (OFFSET would read every skipped row).
-export const PAGE = `SELECT ${COLUMNS} FROM pets WHERE id > $1 AND id <= $2 ORDER BY id LIMIT $3`;
-export const PAGE_WITH_STATUS = `SELECT ${COLUMNS} FROM pets WHERE status = $1 AND id > $2 AND id <= $3 ORDER BY id LIMIT $4`;
+export const PAGE_TEXT = `SELECT ${COLUMNS} FROM pets WHERE id > $1 AND id <= $2 ORDER BY id LIMIT $3`;
+const PAGE = prepared('pets_page', PAGE_TEXT);
+// One statement per status, the status written in: with it as a parameter, the generic plan walks
+// the primary key and filters by status, which for a rare status reads every row from the cursor
+// to the mark. Written in, each status gets the plan its own share of the rows calls for. The
+// statuses are the domain's constants, never a request's text.
+export function pageWithStatusText(status: PetStatus): string {
+  return `SELECT ${COLUMNS} FROM pets WHERE status = '${status}' AND id > $1 AND id <= $2 ORDER BY id LIMIT $3`;
+}
+const PAGE_WITH_STATUS: Record<PetStatus, string> = {
+  available: prepared('pets_page_available', pageWithStatusText('available')),
+  pending: prepared('pets_page_pending', pageWithStatusText('pending')),
+  sold: prepared('pets_page_sold', pageWithStatusText('sold')),
+};
 /** The largest bigint: the bound of a list with no settled mark. */
 const NO_BOUND = '9223372036854775807';
 
@@ -65,9 +93,7 @@ export class TypeOrmPetRepository extends PetRepository {
   /** On this store whatever `settled.position` is: the one it was read on, or a replica the caller chose. */
   list({ status, afterId = 0, limit, settled }: PetListQuery): Promise<Pet[]> {
     const upToId = settled === undefined ? NO_BOUND : settled.upToId;
-    return status === undefined
-      ? this.select(PAGE, [afterId, upToId, limit])
-      : this.select(PAGE_WITH_STATUS, [status, afterId, upToId, limit]);
+    return this.select(status === undefined ? PAGE : PAGE_WITH_STATUS[status], [afterId, upToId, limit]);
   }
 
   private select(sql: string, parameters: unknown[]): Promise<Pet[]> {

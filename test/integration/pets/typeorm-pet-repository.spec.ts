@@ -1,6 +1,6 @@
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../../../src/schema/data-source-options.js';
-import { PAGE, PAGE_WITH_STATUS, TypeOrmPetRepository } from '../../../src/pets/typeorm-pet-repository.js';
+import { PAGE_TEXT, pageWithStatusText, TypeOrmPetRepository } from '../../../src/pets/typeorm-pet-repository.js';
 import { describePetRepositoryContract } from '../../contracts/pet-repository.contract.js';
 import { openTestDatabase, type TestDatabase } from '../../support/database.js';
 import { aNewPet } from '../../support/pets.js';
@@ -9,6 +9,8 @@ import { StoreUnavailableError } from '../../../src/platform/database/store-erro
 
 let database: TestDatabase;
 let repository: TypeOrmPetRepository;
+/** Names each PREPARE of the plan tests apart: a session's connection goes back to the pool with them. */
+let statementNumber = 0;
 
 beforeAll(async () => {
   database = await openTestDatabase();
@@ -43,24 +45,41 @@ describe('TypeOrmPetRepository on PostgreSQL', () => {
     await expect(repository.list({ status: 'sold', limit: 10 })).rejects.toThrow(/exceeds 2\^53-1/);
   });
 
+  // The pages are prepared: their first five runs on a connection are custom plans, then a
+  // generic plan may take over. Both must walk the index.
   it.each([
-    ['with a rare status', PAGE_WITH_STATUS, "'sold', 15000, 20000, 21", 'pets_status_id_idx'],
-    ['without one', PAGE, '15000, 20000, 21', 'pets_pkey'],
+    ['with a rare status', pageWithStatusText('sold'), '15000, 20000, 21', 'pets_status_id_idx', 'force_custom_plan'],
+    [
+      'with a rare status, on its generic plan',
+      pageWithStatusText('sold'),
+      '15000, 20000, 21',
+      'pets_status_id_idx',
+      'force_generic_plan',
+    ],
+    [
+      'with an absent status, on its generic plan',
+      pageWithStatusText('pending'),
+      '0, 20000, 21',
+      'pets_status_id_idx',
+      'force_generic_plan',
+    ],
+    ['without one', PAGE_TEXT, '15000, 20000, 21', 'pets_pkey', 'force_custom_plan'],
+    ['without one, on its generic plan', PAGE_TEXT, '15000, 20000, 21', 'pets_pkey', 'force_generic_plan'],
   ])(
     'pages %s by walking an index, with no sort and no offset, even deep in the table',
-    async (_case, sql, parameters, index) => {
+    async (_case, sql, parameters, index, planCacheMode) => {
       await database.dataSource.query(
         `INSERT INTO pets (name, category_id, status) SELECT 'p' || i, 1, CASE WHEN i % 100 = 0 THEN 'sold' ELSE 'available' END FROM generate_series(1, 20000) i`,
       );
       await database.dataSource.query('ANALYZE pets');
       const session = database.dataSource.createQueryRunner();
+      statementNumber += 1;
       try {
-        // The service's own statement, deep in the table. pg sends unnamed statements, which
-        // PostgreSQL plans with their parameter values: a custom plan, as forced here.
-        await session.query('SET plan_cache_mode = force_custom_plan');
-        await session.query(`PREPARE page_${index} AS ${sql}`);
+        // The service's own statement, deep in the table, on the plan it gets.
+        await session.query(`SET plan_cache_mode = ${planCacheMode}`);
+        await session.query(`PREPARE page_${statementNumber} AS ${sql}`);
         const plan = await session.manager.query<{ 'QUERY PLAN': string }[]>(
-          `EXPLAIN EXECUTE page_${index}(${parameters})`,
+          `EXPLAIN EXECUTE page_${statementNumber}(${parameters})`,
         );
         const text = plan.map((row) => row['QUERY PLAN']).join('\n');
 
@@ -71,6 +90,31 @@ describe('TypeOrmPetRepository on PostgreSQL', () => {
       }
     },
   );
+
+  it('has PostgreSQL parse its statements once per connection', async () => {
+    const options = dataSourceOptions(database.url, database.schema);
+    // One connection, so the statements are looked for where they ran.
+    const single = await new DataSource({ ...options, extra: { ...options.extra, max: 1 } }).initialize();
+    try {
+      const pets = new TypeOrmPetRepository(single.manager);
+      const { id } = await pets.add(aNewPet());
+      await pets.findById(id);
+      await pets.list({ limit: 1 });
+      await pets.list({ status: 'sold', limit: 1 });
+
+      const statements = await single.query<{ name: string }[]>(
+        'SELECT name FROM pg_prepared_statements ORDER BY name',
+      );
+      expect(statements.map((statement) => statement.name)).toEqual([
+        'pets_by_id',
+        'pets_insert',
+        'pets_page',
+        'pets_page_sold',
+      ]);
+    } finally {
+      await single.destroy();
+    }
+  });
 
   it('keeps the database checks as a backstop behind the domain rules', async () => {
     await expect(
