@@ -26,7 +26,7 @@ import { fileURLToPath } from 'node:url';
 import { CursorCodec } from '../src/pets/cursor.js';
 import { writeCharts } from './chart.js';
 import { printSummary, readCpuProfile, summariseProfile } from './cpuprofile.js';
-import { openBenchDatabase, seedPets } from './database.js';
+import { openBenchDatabase, seedPets, settleDatabase } from './database.js';
 import {
   CONNECTIONS,
   comparisonScenarios,
@@ -171,7 +171,7 @@ async function main(): Promise<void> {
     const servers = [ours];
     for (const name of BASELINES) servers.push(await start(name));
     await seedPets(database.url, PETS);
-    const runs = await compare(servers);
+    const runs = await compare(servers, database.url);
     report.runs = runs;
     Object.assign(report, summarise(runs));
     failedRuns = runs.filter((run) => run.failures > 0).length;
@@ -190,12 +190,15 @@ async function main(): Promise<void> {
 
 /**
  * Every path of every server warmed first (V8 keeps compiling a fresh process's hot code for a
- * while), then scenario by scenario, the servers in alternation.
+ * while), then scenario by scenario, the servers in alternation. The database is settled after the
+ * warm-up and after each run that writes (settleDatabase).
  */
-async function compare(servers: Server[]): Promise<Run[]> {
+async function compare(servers: Server[], databaseUrl: string): Promise<Run[]> {
   const scenarios = comparisonScenarios(API_KEY, PETS);
-  if (warmupSeconds > 0)
+  if (warmupSeconds > 0) {
     for (const scenario of scenarios) for (const server of servers) await measure(server, scenario, warmupSeconds);
+    await settleDatabase(databaseUrl);
+  }
   const runs: Run[] = [];
   for (const scenario of scenarios) {
     for (let round = 1; round <= ROUNDS; round++) {
@@ -206,6 +209,8 @@ async function compare(servers: Server[]): Promise<Run[]> {
           round,
           ...(await measure(server, scenario, seconds)),
         };
+        // The faster a server creates, the more vacuum and checkpoint work it leaves the next one.
+        if (scenario.method !== 'GET') await settleDatabase(databaseUrl);
         const failed =
           run.failures > 0
             ? `  FAILED: statuses ${JSON.stringify(run.statuses)}, ${run.socketErrors} socket errors`
