@@ -12,8 +12,11 @@ dir=${2:?usage: install-node.sh LINE DIR}
 mkdir -p "$dir"
 # --prefix with no package.json there: a private node_modules, nothing else on the machine changes.
 # Three tries: a registry that drops a download (or, seen here once, a TLS error) is not a failed build.
+# Each try is bounded: one download once hung for ten minutes, until the caller's own limit ended
+# the whole build (a download takes seconds).
 for try in 1 2 3; do
-  npm install --prefix "$dir" --no-save --no-audit --no-fund --loglevel=error --fetch-retries=4 "node@$line" >&2 && break
+  timeout --kill-after=10 240 npm install --prefix "$dir" --no-save --no-audit --no-fund --loglevel=error \
+    --fetch-retries=4 "node@$line" >&2 && break
   ((try < 3)) || exit 1
   echo "install-node.sh: Node $line, try $try failed; trying again" >&2
   sleep 5
