@@ -19,11 +19,11 @@ async function main(): Promise<void> {
   const app = await createApp();
   const config = app.get<Config>(petstoreConfig.KEY);
   const database = app.get(DatabaseServer);
-  await listen(app, config);
-  // Signals are handled from the moment the port is open (an orchestrator may stop an instance as
-  // soon as it answers), not only once the start-up lines and the first-run key are out.
-  const announced = announceStart(app, config);
-
+  // Signals are handled before the port opens: an orchestrator may stop an instance as soon as it
+  // answers, and on a busy machine a SIGTERM sent once the port accepted a connection could arrive
+  // before the code after listen() ran, and end the process by Node's default action (no drain,
+  // its embedded PostgreSQL left running).
+  let announced: Promise<void> = Promise.resolve();
   let stopping = false;
   const shutdown = async (signal: string): Promise<void> => {
     if (stopping) return;
@@ -43,6 +43,8 @@ async function main(): Promise<void> {
     process.exit(0);
   };
   for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, () => void shutdown(signal));
+  await listen(app, config);
+  announced = announceStart(app, config);
   await announced;
 }
 
