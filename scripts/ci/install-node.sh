@@ -10,6 +10,13 @@ line=${1:?usage: install-node.sh LINE DIR}
 dir=${2:?usage: install-node.sh LINE DIR}
 
 mkdir -p "$dir"
+# The node package's install script runs npm again, for the platform's binary; in a clean
+# environment (CI's `env -i`) that second download did not get through the registry's TLS without
+# the machine's CA bundle in NODE_EXTRA_CA_CERTS, and hung until the try's limit.
+if [[ -z ${NODE_EXTRA_CA_CERTS:-} ]]; then
+  cafile=$(npm config get cafile 2>/dev/null || true)
+  if [[ -f $cafile ]]; then export NODE_EXTRA_CA_CERTS=$cafile; fi
+fi
 # --prefix with no package.json there: a private node_modules, nothing else on the machine changes.
 # Three tries: a registry that drops a download (or, seen here once, a TLS error) is not a failed build.
 # Each try is bounded: one download once hung for ten minutes, until the caller's own limit ended
