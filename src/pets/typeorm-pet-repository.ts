@@ -27,8 +27,9 @@ const COLUMNS = 'id, name, category_id, status';
  * A statement pg prepares once per connection (a named statement): PostgreSQL parses it once and,
  * after five runs, keeps a generic plan when that costs no more than planning each time. An
  * unnamed statement is parsed and planned on every request (docs/performance.md). Only statements
- * whose generic plan is as good as any (see PAGE_WITH_STATUS). TypeORM hands its query to pg as it is, though its type says string; the adapter's integration
- * test shows the statements prepared.
+ * whose generic plan is as good as any (see PAGE_WITH_STATUS). TypeORM hands its query to pg as it
+ * is, though its type says string (docs/internals.md); the adapter's integration test shows each
+ * statement prepared once and reused.
  */
 function prepared(name: string, text: string): string {
   const statement: QueryConfig = { name, text };

@@ -91,7 +91,7 @@ describe('TypeOrmPetRepository on PostgreSQL', () => {
     },
   );
 
-  it('has PostgreSQL parse its statements once per connection', async () => {
+  it('has PostgreSQL parse its statements once per connection, and reuse them', async () => {
     const options = dataSourceOptions(database.url, database.schema);
     // One connection, so the statements are looked for where they ran.
     const single = await new DataSource({ ...options, extra: { ...options.extra, max: 1 } }).initialize();
@@ -99,17 +99,18 @@ describe('TypeOrmPetRepository on PostgreSQL', () => {
       const pets = new TypeOrmPetRepository(single.manager);
       const { id } = await pets.add(aNewPet());
       await pets.findById(id);
-      await pets.list({ limit: 1 });
+      for (let page = 0; page < 7; page++) await pets.list({ limit: 1 });
       await pets.list({ status: 'sold', limit: 1 });
 
-      const statements = await single.query<{ name: string }[]>(
-        'SELECT name FROM pg_prepared_statements ORDER BY name',
+      // PostgreSQL counts each run of a prepared statement as a custom or a generic plan.
+      const statements = await single.query<{ name: string; runs: number }[]>(
+        'SELECT name, (custom_plans + generic_plans)::int AS runs FROM pg_prepared_statements ORDER BY name',
       );
-      expect(statements.map((statement) => statement.name)).toEqual([
-        'pets_by_id',
-        'pets_insert',
-        'pets_page',
-        'pets_page_sold',
+      expect(statements).toEqual([
+        { name: 'pets_by_id', runs: 1 },
+        { name: 'pets_insert', runs: 1 },
+        { name: 'pets_page', runs: 7 },
+        { name: 'pets_page_sold', runs: 1 },
       ]);
     } finally {
       await single.destroy();
