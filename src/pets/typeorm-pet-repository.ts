@@ -227,12 +227,28 @@ export class ReplicaRoutingPetRepository extends PetRepository {
     return (await this.fromReplica((pets) => pets.list(query), query.settled?.position)) ?? this.primary.list(query);
   }
 
-  /** The replica's answer, or null when there is none to ask or it failed (it is then taken out). */
+  /**
+   * The replica's answer, or null when there is none to ask or it failed (it is then taken out).
+   * A read that finds the replica unavailable is tried once more, within the same deadline, once
+   * the pool has dropped the connections that were cut: a balancer in front of several replicas
+   * cuts its sessions to one it takes out (a replica promoted in a failover) and sends a new
+   * connection to another. Taking them all out would send reads to a primary that may be missing.
+   */
   private async fromReplica<T>(read: (pets: PetRepository) => Promise<T>, replayedPast?: string): Promise<T | null> {
     const replica = this.replicas.pick(replayedPast);
     if (replica === null) return null;
+    const readTwice = async (): Promise<T> => {
+      try {
+        return await read(replica.reads);
+      } catch (error) {
+        if (!(error instanceof StoreUnavailableError)) throw error;
+        // The other cut connections' close events are handled before this resumes.
+        await new Promise((resolve) => setImmediate(resolve));
+        return read(replica.reads);
+      }
+    };
     try {
-      return await this.replicas.withinDeadline(read(replica.reads));
+      return await this.replicas.withinDeadline(readTwice());
     } catch (error) {
       const reason =
         error instanceof StoreUnavailableError

@@ -47,8 +47,8 @@ type Observed = {
   dishonest: string[];
   /** Status of every page read → count. */
   readStatuses: Map<string, number>;
-  /** Reads answered with anything but 200, by time. */
-  failedReadsAt: number[];
+  /** Reads answered with anything but 200: when, and what the answer was. */
+  failedReads: { at: number; answer: string }[];
   hangs: number;
   /** Each finished walk: the ids it returned, ascending, and every (id, name) it saw. */
   walks: number[][];
@@ -86,7 +86,7 @@ function load(prefix: string): { observed: Observed; stop(): Promise<Observed> }
     createStatuses: new Map(),
     dishonest: [],
     readStatuses: new Map(),
-    failedReadsAt: [],
+    failedReads: [],
     hangs: 0,
     walks: [],
     seen: new Map(),
@@ -159,8 +159,8 @@ function load(prefix: string): { observed: Observed; stop(): Promise<Observed> }
             : String(response.status);
         bump(observed.readStatuses, status);
         if (typeof response === 'string' || response.status !== 200) {
-          observed.failedReadsAt.push(performance.now());
-          if (typeof response !== 'string') await response.arrayBuffer();
+          const answer = typeof response === 'string' ? response : `${status} ${await response.text()}`;
+          observed.failedReads.push({ at: performance.now(), answer: answer.slice(0, 300) });
           await sleep(200);
           continue;
         }
@@ -381,9 +381,13 @@ describe('the leader is lost (kill -9 of its Patroni, postmaster and backends)',
   // An instance whose replica serves reads stays ready without its primary, so the balancer keeps
   // sending it reads (src/platform/observability/health.controller.ts).
   it('reads are served by the replicas while the primary is missing', () => {
-    const failedInGap = observed.failedReadsAt.filter((at) => at >= gap.from && at <= gap.to).length;
-    report(`${failedInGap} page reads failed while writes paused`);
-    expect(failedInGap).toBe(0);
+    const failedInGap = observed.failedReads.filter(({ at }) => at >= gap.from && at <= gap.to);
+    report(`${failedInGap.length} page reads failed while writes paused`);
+    // What a failure's report needs: when each read failed and how, and when the instances took
+    // their replicas out of reads and back, in ms from the start of the gap.
+    for (const { at, answer } of failedInGap) report(`read failed at ${Math.round(at - gap.from)} ms: ${answer}`);
+    reportReplicaRouting(gap.from);
+    expect(failedInGap).toEqual([]);
   });
 });
 
@@ -434,6 +438,18 @@ describe('planned switchover (patronictl switchover)', () => {
     await until(healthy, 2 * MINUTES, 'three healthy nodes');
   });
 });
+
+/** Each instance's replica routing lines (taken out of reads, back), in ms from `from` (performance.now()). */
+function reportReplicaRouting(from: number): void {
+  const fromEpoch = performance.timeOrigin + from;
+  for (let i = 1; i <= clusterEnv().instancePorts.length; i++) {
+    for (const line of readFileSync(`.cluster/instance-${i}.log`, 'utf8').split('\n')) {
+      if (!line.includes('of reads') && !line.includes('reads again')) continue;
+      const { time, msg } = JSON.parse(line) as { time: number; msg: string };
+      report(`instance ${i} at ${Math.round(time - fromEpoch)} ms: ${msg}`);
+    }
+  }
+}
 
 /** The instances' error lines but their 503s, for a failure's report: which query failed, and how. */
 function reportServiceErrors(): void {

@@ -73,4 +73,51 @@ describe('TypeOrmReplicas with ReplicaRoutingPetRepository', () => {
     expect(await pets.findById(created.id)).toEqual(created);
     expect(proxy.bytesFromServer()).toBeGreaterThan(before);
   });
+
+  // HAProxy cuts its sessions to a replica its check takes out (a replica promoted in a failover),
+  // while the reader port still reaches the other replicas: taking the port out of reads would send
+  // reads to a primary that may be missing.
+  it('a read whose replica connection is cut is tried once more on a new connection; the replica stays in', async () => {
+    const created = await pets.add(aNewPet({ name: 'Rex' }));
+    await replicas.set.check();
+    // Several pooled connections, all cut below: the retry must not be lent one of them.
+    await Promise.all([1, 2, 3].map(() => pets.findById(created.id)));
+    const sent = proxy.bytesFromClient();
+    proxy.holdAnswers();
+
+    const reading = pets.findById(created.id);
+    await until(() => proxy.bytesFromClient() > sent);
+    const answered = proxy.bytesFromServer();
+    proxy.cutConnections();
+
+    expect(await reading).toEqual(created);
+    // Answered through the replica's port, on a new connection, not by the primary.
+    expect(proxy.bytesFromServer()).toBeGreaterThan(answered);
+    expect(replicas.set.status()).toEqual([expect.objectContaining({ usable: true })]);
+  });
+
+  it('a replica that fails the second try too is taken out, and the read goes to the primary', async () => {
+    const created = await pets.add(aNewPet({ name: 'Rex' }));
+    await replicas.set.check();
+    await pets.findById(created.id);
+    proxy.refuse();
+
+    try {
+      const sent = proxy.bytesFromClient();
+      proxy.holdAnswers();
+      const reading = pets.findById(created.id);
+      await until(() => proxy.bytesFromClient() > sent);
+      proxy.cutConnections();
+
+      expect(await reading).toEqual(created);
+      expect(replicas.set.status()).toEqual([expect.objectContaining({ usable: false })]);
+    } finally {
+      proxy.accept();
+    }
+  });
 });
+
+/** Polls the event loop (no clock) until `condition` holds. */
+async function until(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((resolve) => setImmediate(resolve));
+}
