@@ -1,8 +1,8 @@
 // Entry point of `npm run keys`: wires the stored keys to the command (a composition root, like main.ts).
-import { DataSource } from 'typeorm';
 import { ConfigError, loadConfig, readEnvFile } from './platform/process/config.js';
 import { dataSourceOptions } from './schema/data-source-options.js';
 import { openDatabaseServer } from './platform/database/database-server.js';
+import { openDataSource } from './platform/database/database.js';
 import { ApiKeyRecord } from './access/api-key.record.js';
 import { TypeOrmApiKeys } from './access/typeorm-api-keys.js';
 import { runKeysCommand } from './access/keys-cli.js';
@@ -13,7 +13,7 @@ try {
   const config = loadConfig();
   // Beside a running service on the embedded database, use its server rather than refuse.
   const server = await openDatabaseServer(config, { attachToRunning: true });
-  const dataSource = await new DataSource({ ...dataSourceOptions(server.url), migrationsRun: true }).initialize();
+  const dataSource = await openDataSource({ ...dataSourceOptions(server.url), migrationsRun: true });
   try {
     exitCode = await runKeysCommand(
       process.argv.slice(2),

@@ -57,15 +57,55 @@ export function postgresOptions(
 }
 
 /**
- * Connects (and runs pending migrations when asked), then watches the pool for connections that
- * go silent. The one way the service and the tools open a DataSource.
+ * Connects (and runs pending migrations when asked, one process at a time), then watches the pool
+ * for connections that go silent. The one way the service and the tools open a DataSource.
  */
 export async function openDataSource(
   options: DataSourceOptions,
   onDropped: (count: number) => void = () => undefined,
 ): Promise<DataSource> {
-  const dataSource = await new DataSource(options).initialize();
+  const dataSource = await new DataSource({ ...options, migrationsRun: false }).initialize();
+  try {
+    if (options.migrationsRun === true) await runMigrationsInTurn(dataSource);
+  } catch (error) {
+    await dataSource.destroy();
+    throw error;
+  }
   const pool = poolOf(dataSource);
   if (pool !== null) dropSilentConnections(pool, SILENT_CONNECTION_MS, onDropped);
   return dataSource;
+}
+
+/**
+ * The two-int4 form of the advisory lock ('pets' in ASCII, 2), so it never meets the one-bigint
+ * keys that creates and idempotency claims lock, nor the first-run key's ('pets', 1).
+ */
+const MIGRATIONS_LOCK = [0x70657473, 2];
+/** How long an instance waits for another one's migrations before it gives up starting. */
+export const MIGRATIONS_WAIT_MS = 60_000;
+
+/**
+ * The pending migrations, under a session advisory lock: TypeORM's runMigrations takes none, and
+ * instances started together on a database that needs a migration would all apply it, all but one
+ * failing on "already exists". The others wait, then find nothing pending. Advisory locks are per
+ * database, so this serialises the migrations of every schema in it (the tests' included).
+ */
+async function runMigrationsInTurn(dataSource: DataSource): Promise<void> {
+  const runner = dataSource.createQueryRunner();
+  await runner.connect();
+  try {
+    // This wait, not the pool's lock and statement timeouts, bounds how long the lock is awaited.
+    await runner.query(`SET lock_timeout = ${MIGRATIONS_WAIT_MS}`);
+    await runner.query(`SET statement_timeout = ${MIGRATIONS_WAIT_MS}`);
+    await runner.query('SELECT pg_advisory_lock($1, $2)', MIGRATIONS_LOCK);
+    try {
+      await dataSource.runMigrations({ transaction: dataSource.options.migrationsTransactionMode ?? 'each' });
+    } finally {
+      await runner.query('SELECT pg_advisory_unlock($1, $2)', MIGRATIONS_LOCK);
+    }
+  } finally {
+    // RESET: back to the pool's own timeouts, set when the connection opened.
+    await runner.query('RESET lock_timeout; RESET statement_timeout').catch(() => undefined);
+    await runner.release();
+  }
 }

@@ -1,4 +1,8 @@
+import { randomBytes } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
+import type { DataSource } from 'typeorm';
+import { openDataSource } from '../../../src/platform/database/database.js';
+import { dataSourceOptions } from '../../../src/schema/data-source-options.js';
 import { MIGRATIONS } from '../../../src/schema/migrations.js';
 import { openTestDatabase, type TestDatabase } from '../../support/database.js';
 
@@ -52,6 +56,29 @@ describe('migrations', () => {
       { caller: 'c', key: 'k', fingerprint: 'f', pet_id: '1' },
     ]);
     await database.reset();
+  });
+
+  // Three instances of a new deployment starting at once on a database its migrations have not reached.
+  it('run once when instances start together: every instance starts, each migration is applied once', async () => {
+    const schema = `test_${randomBytes(6).toString('hex')}`;
+    await database.dataSource.query(`CREATE SCHEMA ${schema}`);
+    const opening = [1, 2, 3].map(() =>
+      openDataSource({ ...dataSourceOptions(database.url, schema), migrationsRun: true }),
+    );
+    const started = await Promise.allSettled(opening);
+    const opened = started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+    try {
+      expect(started.map((result) => (result.status === 'rejected' ? String(result.reason) : 'started'))).toEqual([
+        'started',
+        'started',
+        'started',
+      ]);
+      const applied: { name: string }[] = await database.dataSource.query(`SELECT name FROM ${schema}.migrations`);
+      expect(applied.map((row) => row.name).sort()).toEqual(MIGRATIONS.map((migration) => migration.name).sort());
+    } finally {
+      await Promise.all(opened.map((dataSource: DataSource) => dataSource.destroy()));
+      await database.dataSource.query(`DROP SCHEMA ${schema} CASCADE`);
+    }
   });
 
   it('are all listed: every file in src/schema/migrations is in MIGRATIONS (src/schema/migrations.ts), in order', async () => {
