@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { DataSource, type DataSourceOptions } from 'typeorm';
+import { DataSource, type DataSourceOptions, MigrationExecutor } from 'typeorm';
 import { dropSilentConnections, WatchedClient } from './silent-connections.js';
 import { poolOf } from './typeorm-database-pool.js';
 
@@ -83,28 +83,38 @@ export async function openDataSource(
 const MIGRATIONS_LOCK = [0x70657473, 2];
 /** How long an instance waits for another one's migrations before it gives up starting. */
 export const MIGRATIONS_WAIT_MS = 60_000;
+/**
+ * How long one migration statement may run: a request's statement limit would end an index build
+ * or a back-fill on a large table, and the instance would not start.
+ */
+export const MIGRATION_STATEMENT_MS = 10 * 60_000;
 
 /**
- * The pending migrations, under a session advisory lock: TypeORM's runMigrations takes none, and
- * instances started together on a database that needs a migration would all apply it, all but one
- * failing on "already exists". The others wait, then find nothing pending. Advisory locks are per
- * database, so this serialises the migrations of every schema in it (the tests' included).
+ * The pending migrations, on one connection of their own, under a session advisory lock: TypeORM's
+ * runMigrations takes none, and instances started together on a database that needs a migration
+ * would all apply it, all but one failing on "already exists". The others wait, then find nothing
+ * pending. Advisory locks are per database, so this serialises the migrations of every schema in
+ * it (the tests' included).
  */
 async function runMigrationsInTurn(dataSource: DataSource): Promise<void> {
   const runner = dataSource.createQueryRunner();
   await runner.connect();
   try {
-    // This wait, not the pool's lock and statement timeouts, bounds how long the lock is awaited.
+    // The pool's limits are a request's: the lock and the migrations get their own.
     await runner.query(`SET lock_timeout = ${MIGRATIONS_WAIT_MS}`);
     await runner.query(`SET statement_timeout = ${MIGRATIONS_WAIT_MS}`);
     await runner.query('SELECT pg_advisory_lock($1, $2)', MIGRATIONS_LOCK);
     try {
-      await dataSource.runMigrations({ transaction: dataSource.options.migrationsTransactionMode ?? 'each' });
+      await runner.query(`SET statement_timeout = ${MIGRATION_STATEMENT_MS}`);
+      const migrations = new MigrationExecutor(dataSource, runner);
+      migrations.transaction = dataSource.options.migrationsTransactionMode ?? 'each';
+      await migrations.executePendingMigrations();
     } finally {
-      await runner.query('SELECT pg_advisory_unlock($1, $2)', MIGRATIONS_LOCK);
+      // A connection that died released the lock with it; its error is not the one to report.
+      await runner.query('SELECT pg_advisory_unlock($1, $2)', MIGRATIONS_LOCK).catch(() => undefined);
     }
   } finally {
-    // RESET: back to the pool's own timeouts, set when the connection opened.
+    // RESET: back to the pool's own limits, set when the connection opened.
     await runner.query('RESET lock_timeout; RESET statement_timeout').catch(() => undefined);
     await runner.release();
   }

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
-import type { DataSource } from 'typeorm';
+import type { DataSource, MigrationInterface, QueryRunner } from 'typeorm';
 import { openDataSource } from '../../../src/platform/database/database.js';
 import { dataSourceOptions } from '../../../src/schema/data-source-options.js';
 import { MIGRATIONS } from '../../../src/schema/migrations.js';
@@ -77,6 +77,38 @@ describe('migrations', () => {
       expect(applied.map((row) => row.name).sort()).toEqual(MIGRATIONS.map((migration) => migration.name).sort());
     } finally {
       await Promise.all(opened.map((dataSource: DataSource) => dataSource.destroy()));
+      await database.dataSource.query(`DROP SCHEMA ${schema} CASCADE`);
+    }
+  });
+
+  // An index build or a back-fill on a large table takes longer than a request's statement limit.
+  it('may run longer than a request statement is allowed to', async () => {
+    class SlowMigration1999999999999 implements MigrationInterface {
+      async up(queryRunner: QueryRunner): Promise<void> {
+        await queryRunner.query('SELECT pg_sleep(2.5)');
+      }
+      async down(): Promise<void> {}
+    }
+    const schema = `test_${randomBytes(6).toString('hex')}`;
+    await database.dataSource.query(`CREATE SCHEMA ${schema}`);
+    const options = dataSourceOptions(database.url, schema);
+    let opened: DataSource | null = null;
+    try {
+      // One connection: the query below runs on the one the migrations ran on.
+      opened = await openDataSource({
+        ...options,
+        extra: { ...options.extra, max: 1 },
+        migrations: [...MIGRATIONS, SlowMigration1999999999999],
+        migrationsRun: true,
+      });
+      const applied: unknown[] = await opened.query(
+        `SELECT 1 FROM migrations WHERE name = 'SlowMigration1999999999999'`,
+      );
+      expect(applied).toHaveLength(1);
+      // Back to a request's limit afterwards.
+      await expect(opened.query('SELECT pg_sleep(2.5)')).rejects.toThrow(/statement timeout/);
+    } finally {
+      await opened?.destroy();
       await database.dataSource.query(`DROP SCHEMA ${schema} CASCADE`);
     }
   });
