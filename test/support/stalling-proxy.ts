@@ -18,6 +18,8 @@ export type StallingProxy = {
   cutConnections(): void;
   /** New connections are closed as soon as they open (a server that is gone); open ones are left. */
   refuse(): void;
+  /** How many connections were closed so. */
+  refused(): number;
   accept(): void;
   close(): Promise<void>;
 };
@@ -34,8 +36,10 @@ export async function startStallingProxy(targetUrl: string): Promise<StallingPro
   let fromServer = 0;
   let fromClient = 0;
   let refusing = false;
+  let refusedCount = 0;
   const server = createServer((client) => {
     if (refusing) {
+      refusedCount++;
       client.destroy();
       return;
     }
@@ -79,6 +83,7 @@ export async function startStallingProxy(targetUrl: string): Promise<StallingPro
     refuse() {
       refusing = true;
     },
+    refused: () => refusedCount,
     accept() {
       refusing = false;
     },

@@ -82,12 +82,12 @@ export async function openDataSource(
  */
 const MIGRATIONS_LOCK = [0x70657473, 2];
 /** How long an instance waits for another one's migrations before it gives up starting. */
-export const MIGRATIONS_WAIT_MS = 60_000;
+const MIGRATIONS_WAIT_MS = 60_000;
 /**
  * How long one migration statement may run: a request's statement limit would end an index build
  * or a back-fill on a large table, and the instance would not start.
  */
-export const MIGRATION_STATEMENT_MS = 10 * 60_000;
+const MIGRATION_STATEMENT_MS = 10 * 60_000;
 
 /**
  * The pending migrations, on one connection of their own, under a session advisory lock: TypeORM's
@@ -100,11 +100,15 @@ async function runMigrationsInTurn(dataSource: DataSource): Promise<void> {
   const runner = dataSource.createQueryRunner();
   await runner.connect();
   try {
-    // The pool's limits are a request's: the lock and the migrations get their own.
+    // The pool's limits are a request's: waiting for another instance's migrations, and running a
+    // migration's statements, get their own.
     await runner.query(`SET lock_timeout = ${MIGRATIONS_WAIT_MS}`);
     await runner.query(`SET statement_timeout = ${MIGRATIONS_WAIT_MS}`);
     await runner.query('SELECT pg_advisory_lock($1, $2)', MIGRATIONS_LOCK);
     try {
+      // A table lock keeps the pool's short wait: DDL queued behind the requests of instances still
+      // running would queue every request after it. Better the start fail (and be retried).
+      await runner.query('RESET lock_timeout');
       await runner.query(`SET statement_timeout = ${MIGRATION_STATEMENT_MS}`);
       const migrations = new MigrationExecutor(dataSource, runner);
       migrations.transaction = dataSource.options.migrationsTransactionMode ?? 'each';

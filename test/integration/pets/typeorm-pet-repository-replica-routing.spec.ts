@@ -108,8 +108,11 @@ describe('TypeOrmReplicas with ReplicaRoutingPetRepository', () => {
       const reading = pets.findById(created.id);
       await until(() => proxy.bytesFromClient() > sent);
       proxy.cutConnections();
+      const refusedBefore = proxy.refused();
 
       expect(await reading).toEqual(created);
+      // The second try was made, on a new connection, and refused.
+      expect(proxy.refused()).toBe(refusedBefore + 1);
       expect(replicas.set.status()).toEqual([expect.objectContaining({ usable: false })]);
     } finally {
       proxy.accept();

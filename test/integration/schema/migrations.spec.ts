@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
+import pg from 'pg';
 import type { DataSource, MigrationInterface, QueryRunner } from 'typeorm';
 import { openDataSource } from '../../../src/platform/database/database.js';
 import { dataSourceOptions } from '../../../src/schema/data-source-options.js';
@@ -112,6 +113,53 @@ describe('migrations', () => {
       await database.dataSource.query(`DROP SCHEMA ${schema} CASCADE`);
     }
   });
+
+  // A migration's ALTER TABLE waits for the table's lock behind the requests of instances still
+  // running, and every request after it queues behind the ALTER: it may wait only as long as a
+  // request's statement may (lock_timeout, 2 s), not as long as the wait for another instance's
+  // migrations (60 s, past this test's limit).
+  it('wait for a table lock only as long as a request would, then the start fails', async () => {
+    class AddColumn1999999999998 implements MigrationInterface {
+      async up(queryRunner: QueryRunner): Promise<void> {
+        await queryRunner.query('ALTER TABLE pets ADD COLUMN nickname text');
+      }
+      async down(): Promise<void> {}
+    }
+    const schema = `test_${randomBytes(6).toString('hex')}`;
+    await database.dataSource.query(`CREATE SCHEMA ${schema}`);
+    const options = dataSourceOptions(database.url, schema);
+    const reader = new pg.Client({ connectionString: database.url });
+    await reader.connect();
+    try {
+      await (await openDataSource({ ...options, migrationsRun: true })).destroy();
+      // A request of a running instance, holding its lock on pets.
+      await reader.query(`BEGIN; SELECT count(*) FROM ${schema}.pets`);
+
+      const starting = openDataSource({
+        ...options,
+        migrations: [...MIGRATIONS, AddColumn1999999999998],
+        migrationsRun: true,
+      });
+
+      await expect(starting).rejects.toThrow(/lock timeout/);
+      await reader.query('ROLLBACK');
+      // Nothing half-done: the migration is not recorded, and a later start applies it.
+      const started = await openDataSource({
+        ...options,
+        migrations: [...MIGRATIONS, AddColumn1999999999998],
+        migrationsRun: true,
+      });
+      const column: unknown[] = await started.query(
+        `SELECT 1 FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'pets' AND column_name = 'nickname'`,
+        [schema],
+      );
+      await started.destroy();
+      expect(column).toHaveLength(1);
+    } finally {
+      await reader.end();
+      await database.dataSource.query(`DROP SCHEMA ${schema} CASCADE`);
+    }
+  }, 20_000);
 
   it('are all listed: every file in src/schema/migrations is in MIGRATIONS (src/schema/migrations.ts), in order', async () => {
     const files = (await readdir('src/schema/migrations')).filter((file) => file.endsWith('.ts')).sort();
