@@ -6,7 +6,7 @@
  * million pets. Figures, never assertions: ratios are what compare across machines. See
  * docs/performance.md.
  *
- *   BENCH_DURATION=10 (s per run)  BENCH_ROUNDS=2  BENCH_WARMUP=3  BENCH_QUICK=1 (skip paging)  DATABASE_URL=...
+ *   BENCH_DURATION=6 (s per run)  BENCH_ROUNDS=4  BENCH_WARMUP=3  BENCH_QUICK=1 (skip paging)  DATABASE_URL=...
  *   npm run bench -- --paging     only the paging figures (or BENCH_PAGING=1)
  *   npm run bench -- --profile    V8 CPU profiles of our service under the list and 401 scenarios
  *                                 (BENCH_PROFILE_SERVERS="ours,obvious-nest" profiles baselines too)
@@ -59,9 +59,10 @@ const PETS = 10_000;
 const PAGING_PETS = 1_000_000;
 const PROFILED = (process.env.BENCH_PROFILE_SCENARIOS ?? 'list limit=20,no key (401)').split(',');
 const PROFILED_SERVERS = (process.env.BENCH_PROFILE_SERVERS ?? 'ours').split(',');
-const seconds = numberFromEnv('BENCH_DURATION', 10);
-// Rounds alternate the servers, so drift on the machine hits all of them alike.
-const ROUNDS = Math.max(1, Math.round(numberFromEnv('BENCH_ROUNDS', 2)));
+const seconds = numberFromEnv('BENCH_DURATION', 6);
+// Rounds alternate the servers, every other round in reverse order, so drift on the machine hits
+// all of them alike, wherever a server stands in the order.
+const ROUNDS = Math.max(1, Math.round(numberFromEnv('BENCH_ROUNDS', 4)));
 const warmupSeconds = numberFromEnv('BENCH_WARMUP', 3);
 const pagingSeconds = numberFromEnv('BENCH_PAGING_DURATION', 5);
 const profileSeconds = numberFromEnv('BENCH_PROFILE_DURATION', 10);
@@ -101,7 +102,7 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
 }
 // Every load run, plus ten minutes for start-ups, seeding a million rows and shutdowns.
 const loadSeconds =
-  15 * (ROUNDS * seconds + warmupSeconds) +
+  (BASELINES.length + 1) * 5 * (ROUNDS * seconds + warmupSeconds) +
   3 * (ROUNDS * pagingSeconds + warmupSeconds) +
   5 * (profileSeconds + warmupSeconds);
 setTimeout(() => abort('time limit reached'), (loadSeconds + 600) * 1000).unref();
@@ -202,7 +203,7 @@ async function compare(servers: Server[], databaseUrl: string): Promise<Run[]> {
   const runs: Run[] = [];
   for (const scenario of scenarios) {
     for (let round = 1; round <= ROUNDS; round++) {
-      for (const server of servers) {
+      for (const server of round % 2 === 1 ? servers : [...servers].reverse()) {
         const run = {
           scenario: scenario.name,
           server: server.name,
