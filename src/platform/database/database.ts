@@ -5,6 +5,7 @@ import { poolOf } from './typeorm-database-pool.js';
 
 /** The server cancels a statement after this; a connection silent for longer is dead (see silent-connections.ts). */
 const STATEMENT_TIMEOUT_MS = 2000;
+const POOL_SIZE = 10;
 export const SILENT_CONNECTION_MS = 3000;
 
 /** How long a connection may take to open, and a statement to run. */
@@ -38,7 +39,11 @@ export function postgresOptions(
     synchronize: false,
     logging: false,
     extra: {
-      max: 10,
+      max: POOL_SIZE,
+      // Connections stay open once opened. pg closes one after 10 s idle by default, so each burst
+      // after a quiet spell first waited for new connections (and statements prepared again on
+      // them): that wait was the tail of the bench's latency (docs/performance.md).
+      min: POOL_SIZE,
       // Connections whose socket silent-connections.ts can watch.
       Client: WatchedClient,
       // Bounded waits: a database that does not answer costs a request seconds, not minutes.

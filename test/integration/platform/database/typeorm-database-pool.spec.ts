@@ -1,3 +1,6 @@
+import { jest } from '@jest/globals';
+import pg from 'pg';
+import { postgresOptions } from '../../../../src/platform/database/database.js';
 import { WatchedClient } from '../../../../src/platform/database/silent-connections.js';
 import { poolOf, TypeOrmDatabasePool } from '../../../../src/platform/database/typeorm-database-pool.js';
 import { openTestDatabase, type TestDatabase } from '../../../support/database.js';
@@ -45,4 +48,33 @@ describe('the pool behind TypeORM', () => {
       client.release(true);
     }
   });
+
+  it("keeps the connections it opened through a quiet spell, where pg's default closes them after 10 s", async () => {
+    const extra = postgresOptions(database.url, {}).extra as pg.PoolConfig;
+    const pgDefault = { ...extra, min: undefined };
+
+    expect(await connectionsAfterQuietMinute(extra)).toBe(extra.max);
+    // The control: without the service's setting, the same minute leaves none.
+    expect(await connectionsAfterQuietMinute(pgDefault)).toBe(0);
+  });
 });
+
+/** Opens every connection of a pool at once, lets them all sit idle for a minute (on a fake clock), and counts what is left. */
+async function connectionsAfterQuietMinute(options: pg.PoolConfig): Promise<number> {
+  const pool = new pg.Pool({ ...options, connectionString: database.url });
+  try {
+    const clients = await Promise.all(Array.from({ length: options.max ?? 0 }, () => pool.connect()));
+    // pg starts a connection's idle timer when it is given back: only timers are faked, so the
+    // sockets still talk.
+    jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask', 'hrtime', 'performance', 'Date'] });
+    try {
+      for (const client of clients) client.release();
+      await jest.advanceTimersByTimeAsync(60_000);
+      return pool.totalCount;
+    } finally {
+      jest.useRealTimers();
+    }
+  } finally {
+    await pool.end();
+  }
+}
