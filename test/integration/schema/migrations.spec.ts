@@ -61,57 +61,49 @@ describe('migrations', () => {
 
   // Three instances of a new deployment starting at once on a database its migrations have not reached.
   it('run once when instances start together: every instance starts, each migration is applied once', async () => {
-    const schema = `test_${randomBytes(6).toString('hex')}`;
-    await database.dataSource.query(`CREATE SCHEMA ${schema}`);
-    const opening = [1, 2, 3].map(() =>
-      openDataSource({ ...dataSourceOptions(database.url, schema), migrationsRun: true }),
-    );
-    const started = await Promise.allSettled(opening);
-    const opened = started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
-    try {
-      expect(started.map((result) => (result.status === 'rejected' ? String(result.reason) : 'started'))).toEqual([
-        'started',
-        'started',
-        'started',
-      ]);
-      const applied: { name: string }[] = await database.dataSource.query(`SELECT name FROM ${schema}.migrations`);
-      expect(applied.map((row) => row.name).sort()).toEqual(MIGRATIONS.map((migration) => migration.name).sort());
-    } finally {
-      await Promise.all(opened.map((dataSource: DataSource) => dataSource.destroy()));
-      await database.dataSource.query(`DROP SCHEMA ${schema} CASCADE`);
-    }
+    await inEmptySchema(async (schema) => {
+      const opening = [1, 2, 3].map(() =>
+        openDataSource({ ...dataSourceOptions(database.url, schema), migrationsRun: true }),
+      );
+      const started = await Promise.allSettled(opening);
+      const opened = started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+      try {
+        expect(started.map((result) => (result.status === 'rejected' ? String(result.reason) : 'started'))).toEqual([
+          'started',
+          'started',
+          'started',
+        ]);
+        const applied: { name: string }[] = await database.dataSource.query(`SELECT name FROM ${schema}.migrations`);
+        expect(applied.map((row) => row.name).sort()).toEqual(MIGRATIONS.map((migration) => migration.name).sort());
+      } finally {
+        await Promise.all(opened.map((dataSource: DataSource) => dataSource.destroy()));
+      }
+    });
   });
 
   // An index build or a back-fill on a large table takes longer than a request's statement limit.
   it('may run longer than a request statement is allowed to', async () => {
-    class SlowMigration1999999999999 implements MigrationInterface {
-      async up(queryRunner: QueryRunner): Promise<void> {
-        await queryRunner.query('SELECT pg_sleep(2.5)');
-      }
-      async down(): Promise<void> {}
-    }
-    const schema = `test_${randomBytes(6).toString('hex')}`;
-    await database.dataSource.query(`CREATE SCHEMA ${schema}`);
-    const options = dataSourceOptions(database.url, schema);
-    let opened: DataSource | null = null;
-    try {
+    const SlowMigration = migrationRunning('SlowMigration1999999999999', 'SELECT pg_sleep(2.5)');
+    await inEmptySchema(async (schema) => {
+      const options = dataSourceOptions(database.url, schema);
       // One connection: the query below runs on the one the migrations ran on.
-      opened = await openDataSource({
+      const opened = await openDataSource({
         ...options,
         extra: { ...options.extra, max: 1 },
-        migrations: [...MIGRATIONS, SlowMigration1999999999999],
+        migrations: [...MIGRATIONS, SlowMigration],
         migrationsRun: true,
       });
-      const applied: unknown[] = await opened.query(
-        `SELECT 1 FROM migrations WHERE name = 'SlowMigration1999999999999'`,
-      );
-      expect(applied).toHaveLength(1);
-      // Back to a request's limit afterwards.
-      await expect(opened.query('SELECT pg_sleep(2.5)')).rejects.toThrow(/statement timeout/);
-    } finally {
-      await opened?.destroy();
-      await database.dataSource.query(`DROP SCHEMA ${schema} CASCADE`);
-    }
+      try {
+        const applied: unknown[] = await opened.query(
+          `SELECT 1 FROM migrations WHERE name = 'SlowMigration1999999999999'`,
+        );
+        expect(applied).toHaveLength(1);
+        // Back to a request's limit afterwards.
+        await expect(opened.query('SELECT pg_sleep(2.5)')).rejects.toThrow(/statement timeout/);
+      } finally {
+        await opened.destroy();
+      }
+    });
   });
 
   // A migration's ALTER TABLE waits for the table's lock behind the requests of instances still
@@ -119,46 +111,31 @@ describe('migrations', () => {
   // request's statement may (lock_timeout, 2 s), not as long as the wait for another instance's
   // migrations (60 s, past this test's limit).
   it('wait for a table lock only as long as a request would, then the start fails', async () => {
-    class AddColumn1999999999998 implements MigrationInterface {
-      async up(queryRunner: QueryRunner): Promise<void> {
-        await queryRunner.query('ALTER TABLE pets ADD COLUMN nickname text');
+    const AddColumn = migrationRunning('AddColumn1999999999998', 'ALTER TABLE pets ADD COLUMN nickname text');
+    await inEmptySchema(async (schema) => {
+      const options = dataSourceOptions(database.url, schema);
+      const withNewColumn = { ...options, migrations: [...MIGRATIONS, AddColumn], migrationsRun: true };
+      const reader = new pg.Client({ connectionString: database.url });
+      await reader.connect();
+      try {
+        await (await openDataSource({ ...options, migrationsRun: true })).destroy();
+        // A request of a running instance, holding its lock on pets.
+        await reader.query(`BEGIN; SELECT count(*) FROM ${schema}.pets`);
+
+        await expect(openDataSource(withNewColumn)).rejects.toThrow(/lock timeout/);
+        await reader.query('ROLLBACK');
+        // Nothing half-done: the migration is not recorded, and a later start applies it.
+        const started = await openDataSource(withNewColumn);
+        const column: unknown[] = await started.query(
+          `SELECT 1 FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'pets' AND column_name = 'nickname'`,
+          [schema],
+        );
+        await started.destroy();
+        expect(column).toHaveLength(1);
+      } finally {
+        await reader.end();
       }
-      async down(): Promise<void> {}
-    }
-    const schema = `test_${randomBytes(6).toString('hex')}`;
-    await database.dataSource.query(`CREATE SCHEMA ${schema}`);
-    const options = dataSourceOptions(database.url, schema);
-    const reader = new pg.Client({ connectionString: database.url });
-    await reader.connect();
-    try {
-      await (await openDataSource({ ...options, migrationsRun: true })).destroy();
-      // A request of a running instance, holding its lock on pets.
-      await reader.query(`BEGIN; SELECT count(*) FROM ${schema}.pets`);
-
-      const starting = openDataSource({
-        ...options,
-        migrations: [...MIGRATIONS, AddColumn1999999999998],
-        migrationsRun: true,
-      });
-
-      await expect(starting).rejects.toThrow(/lock timeout/);
-      await reader.query('ROLLBACK');
-      // Nothing half-done: the migration is not recorded, and a later start applies it.
-      const started = await openDataSource({
-        ...options,
-        migrations: [...MIGRATIONS, AddColumn1999999999998],
-        migrationsRun: true,
-      });
-      const column: unknown[] = await started.query(
-        `SELECT 1 FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'pets' AND column_name = 'nickname'`,
-        [schema],
-      );
-      await started.destroy();
-      expect(column).toHaveLength(1);
-    } finally {
-      await reader.end();
-      await database.dataSource.query(`DROP SCHEMA ${schema} CASCADE`);
-    }
+    });
   }, 20_000);
 
   it('are all listed: every file in src/schema/migrations is in MIGRATIONS (src/schema/migrations.ts), in order', async () => {
@@ -174,4 +151,26 @@ describe('migrations', () => {
 /** create-pets -> CreatePets: the class name a migration file is expected to export. */
 function pascalCase(kebab: string): string {
   return kebab.replace(/(^|-)(\w)/g, (_match, _dash, letter: string) => letter.toUpperCase());
+}
+
+/** A schema of its own that no migration has reached yet, dropped afterwards. */
+async function inEmptySchema(test: (schema: string) => Promise<void>): Promise<void> {
+  const schema = `test_${randomBytes(6).toString('hex')}`;
+  await database.dataSource.query(`CREATE SCHEMA ${schema}`);
+  try {
+    await test(schema);
+  } finally {
+    await database.dataSource.query(`DROP SCHEMA ${schema} CASCADE`);
+  }
+}
+
+/** A migration of one statement, named (with its timestamp) as TypeORM records it. */
+function migrationRunning(name: string, sql: string): new () => MigrationInterface {
+  return class implements MigrationInterface {
+    name = name;
+    async up(queryRunner: QueryRunner): Promise<void> {
+      await queryRunner.query(sql);
+    }
+    async down(): Promise<void> {}
+  };
 }

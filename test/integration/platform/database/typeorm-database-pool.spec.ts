@@ -1,6 +1,7 @@
 import { jest } from '@jest/globals';
 import pg from 'pg';
-import { postgresOptions } from '../../../../src/platform/database/database.js';
+import type { DataSourceOptions } from 'typeorm';
+import { openDataSource, postgresOptions } from '../../../../src/platform/database/database.js';
 import { WatchedClient } from '../../../../src/platform/database/silent-connections.js';
 import { poolOf, TypeOrmDatabasePool } from '../../../../src/platform/database/typeorm-database-pool.js';
 import { openTestDatabase, type TestDatabase } from '../../../support/database.js';
@@ -50,20 +51,25 @@ describe('the pool behind TypeORM', () => {
   });
 
   it("keeps the connections it opened through a quiet spell, where pg's default closes them after 10 s", async () => {
-    const extra = postgresOptions(database.url, {}).extra as pg.PoolConfig;
-    const pgDefault = { ...extra, min: undefined };
+    const options = postgresOptions(database.url, {});
+    const extra = options.extra as pg.PoolConfig;
 
-    expect(await connectionsAfterQuietMinute(extra)).toBe(extra.max);
+    expect(await connectionsAfterQuietMinute(options)).toBe(extra.max);
     // The control: without the service's setting, the same minute leaves none.
-    expect(await connectionsAfterQuietMinute(pgDefault)).toBe(0);
+    expect(await connectionsAfterQuietMinute({ ...options, extra: { ...extra, min: undefined } })).toBe(0);
   });
 });
 
-/** Opens every connection of a pool at once, lets them all sit idle for a minute (on a fake clock), and counts what is left. */
-async function connectionsAfterQuietMinute(options: pg.PoolConfig): Promise<number> {
-  const pool = new pg.Pool({ ...options, connectionString: database.url });
+/**
+ * Opens a data source as the service does, lends every connection of its pool at once, lets them
+ * all sit idle for a minute (on a fake clock), and counts what the pool still holds.
+ */
+async function connectionsAfterQuietMinute(options: DataSourceOptions): Promise<number> {
+  const dataSource = await openDataSource(options);
   try {
-    const clients = await Promise.all(Array.from({ length: options.max ?? 0 }, () => pool.connect()));
+    const pool = poolOf(dataSource);
+    if (pool === null) throw new Error('no pg pool behind the data source');
+    const clients = await Promise.all(Array.from({ length: pool.options.max }, () => pool.connect()));
     // pg starts a connection's idle timer when it is given back: only timers are faked, so the
     // sockets still talk.
     jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask', 'hrtime', 'performance', 'Date'] });
@@ -75,6 +81,6 @@ async function connectionsAfterQuietMinute(options: pg.PoolConfig): Promise<numb
       jest.useRealTimers();
     }
   } finally {
-    await pool.end();
+    await dataSource.destroy();
   }
 }
