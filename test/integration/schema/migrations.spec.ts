@@ -126,12 +126,15 @@ describe('migrations', () => {
         await reader.query('ROLLBACK');
         // Nothing half-done: the migration is not recorded, and a later start applies it.
         const started = await openDataSource(withNewColumn);
-        const column: unknown[] = await started.query(
-          `SELECT 1 FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'pets' AND column_name = 'nickname'`,
-          [schema],
-        );
-        await started.destroy();
-        expect(column).toHaveLength(1);
+        try {
+          const column: unknown[] = await started.query(
+            `SELECT 1 FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'pets' AND column_name = 'nickname'`,
+            [schema],
+          );
+          expect(column).toHaveLength(1);
+        } finally {
+          await started.destroy();
+        }
       } finally {
         await reader.end();
       }
