@@ -28,6 +28,7 @@ import { TypeOrmIdempotencyStore } from './pets/typeorm-idempotency-store.js';
 import {
   ReplicaRoutingPetRepository,
   TypeOrmPetRepository,
+  TypeOrmReplicaPetRepository,
   TypeOrmSettledMarks,
 } from './pets/typeorm-pet-repository.js';
 import { ReplicaSetStatus } from './platform/database/replica-set-status.js';
@@ -162,7 +163,7 @@ function replicasFor(ds: DataSource, config: Config, server: DatabaseServer): Ty
   const replicas = new TypeOrmReplicas(ds, config.databaseReplicaUrls, {
     maxLagSeconds: config.databaseReplicaMaxLagSeconds,
     optionsFor: (url, waits) => dataSourceOptions(url, server.schema, waits),
-    readsOn: (replica) => new TypeOrmPetRepository(replica.manager),
+    readsOn: (replica) => new TypeOrmReplicaPetRepository(replica),
     log: (line) => logger.warn(line),
   });
   replicas.start();

@@ -14,7 +14,8 @@ import { propertyOf } from '../platform/property-of.js';
  * - TypeOrmSettledMarks takes that lock exclusive to read how far the ids are settled, and the WAL
  *   position the mark was read at;
  * - ReplicaRoutingPetRepository sends reads to a replica, a page under a mark only to one that has
- *   replayed past the mark's position.
+ *   replayed past the mark's position, which TypeOrmReplicaPetRepository checks on the very
+ *   connection the page is read on.
  */
 
 // Fixed statements rather than find() and insert(): TypeORM's query builders rebuilt the same SQL
@@ -117,6 +118,50 @@ function toPet(row: unknown): Pet {
     categoryId: fromBigint(propertyOf(row, 'category_id')),
     status,
   };
+}
+
+/**
+ * How far the server this connection reaches has the WAL: replayed on a standby, written on a
+ * primary (a node listed as a replica that a failover promoted).
+ */
+const REACHED = prepared(
+  'wal_reached',
+  `SELECT CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() ELSE pg_current_wal_lsn() END >= $1::pg_lsn AS reached`,
+);
+
+/** The replica a page went to has not replayed past the page's mark yet: the page is read elsewhere. */
+export class ReplicaBehindError extends Error {
+  constructor(position: string) {
+    super(`the replica has not replayed past ${position} yet`);
+    this.name = 'ReplicaBehindError';
+  }
+}
+
+/**
+ * Pets on a streaming replica. A page under a settled mark is read only once the server its own
+ * connection reaches has replayed past the mark's WAL position, checked on that connection just
+ * before the page's statement, whose snapshot then holds every commit up to there. A check's
+ * measure is not enough: behind a balancer, the replica it measured may not be the one a read
+ * reaches.
+ */
+export class TypeOrmReplicaPetRepository extends TypeOrmPetRepository {
+  constructor(private readonly replica: DataSource) {
+    super(replica.manager);
+  }
+
+  override async list(query: PetListQuery): Promise<Pet[]> {
+    if (query.settled === undefined) return super.list(query);
+    const { position } = query.settled;
+    const connection = this.replica.createQueryRunner();
+    try {
+      const rows: unknown = await translateStoreErrors(() => connection.query(REACHED, [position]));
+      if (propertyOf(Array.isArray(rows) ? rows[0] : undefined, 'reached') !== true)
+        throw new ReplicaBehindError(position);
+      return await new TypeOrmPetRepository(connection.manager).list(query);
+    } finally {
+      await connection.release();
+    }
+  }
 }
 
 /** How long a mark waits for the creates in flight; creates that arrive meanwhile queue behind it. */
@@ -223,12 +268,29 @@ export class ReplicaRoutingPetRepository extends PetRepository {
     return found ?? this.primary.findById(id);
   }
 
+  /**
+   * A page whose mark no replica was seen past goes to the primary. When the primary is missing (a
+   * failover), a replica is tried after all: the mark was read before the primary went, so the
+   * replica has usually replayed past it since, and its read checks that itself.
+   */
   async list(query: PetListQuery): Promise<Pet[]> {
-    return (await this.fromReplica((pets) => pets.list(query), query.settled?.position)) ?? this.primary.list(query);
+    const read = (pets: PetRepository): Promise<Pet[]> => pets.list(query);
+    const position = query.settled?.position;
+    const fromReplica = await this.fromReplica(read, position);
+    if (fromReplica !== null) return fromReplica;
+    try {
+      return await this.primary.list(query);
+    } catch (error) {
+      if (!(error instanceof StoreUnavailableError) || position === undefined) throw error;
+      const fromAnyReplica = await this.fromReplica(read);
+      if (fromAnyReplica === null) throw error;
+      return fromAnyReplica;
+    }
   }
 
   /**
-   * The replica's answer, or null when there is none to ask or it failed (it is then taken out).
+   * The replica's answer, or null when there is none to ask, it has not replayed past the page's
+   * mark yet, or it failed (it is then taken out).
    * A read that finds the replica unavailable is tried once more, within the same deadline, once
    * the pool has dropped the connections that were cut: a balancer in front of several replicas
    * cuts its sessions to one it takes out (a replica promoted in a failover) and sends a new
@@ -250,6 +312,7 @@ export class ReplicaRoutingPetRepository extends PetRepository {
     try {
       return await this.replicas.withinDeadline(readTwice());
     } catch (error) {
+      if (error instanceof ReplicaBehindError) return null;
       const reason =
         error instanceof StoreUnavailableError
           ? 'a read found it unavailable'

@@ -1,6 +1,11 @@
 import { dataSourceOptions } from '../../../src/schema/data-source-options.js';
 import type { PetRepository } from '../../../src/domain/pet-repository.js';
-import { ReplicaRoutingPetRepository, TypeOrmPetRepository } from '../../../src/pets/typeorm-pet-repository.js';
+import { jest } from '@jest/globals';
+import {
+  ReplicaRoutingPetRepository,
+  TypeOrmPetRepository,
+  TypeOrmReplicaPetRepository,
+} from '../../../src/pets/typeorm-pet-repository.js';
 import { REPLICA_READ_DEADLINE_MS, TypeOrmReplicas } from '../../../src/platform/database/typeorm-replicas.js';
 import { openTestDatabase, type TestDatabase } from '../../support/database.js';
 import { aNewPet } from '../../support/pets.js';
@@ -13,6 +18,7 @@ import { startStallingProxy, type StallingProxy } from '../../support/stalling-p
 let database: TestDatabase;
 let proxy: StallingProxy;
 let replicas: TypeOrmReplicas<PetRepository>;
+let primary: TypeOrmPetRepository;
 let pets: ReplicaRoutingPetRepository;
 
 beforeAll(async () => {
@@ -21,10 +27,12 @@ beforeAll(async () => {
   replicas = new TypeOrmReplicas(database.dataSource, [proxy.url], {
     maxLagSeconds: 2,
     optionsFor: (url, waits) => dataSourceOptions(url, database.schema, waits),
-    readsOn: (replica) => new TypeOrmPetRepository(replica.manager),
+    readsOn: (replica) => new TypeOrmReplicaPetRepository(replica),
   });
-  pets = new ReplicaRoutingPetRepository(new TypeOrmPetRepository(database.dataSource.manager), replicas.set);
+  primary = new TypeOrmPetRepository(database.dataSource.manager);
+  pets = new ReplicaRoutingPetRepository(primary, replicas.set);
 });
+afterEach(() => jest.restoreAllMocks());
 afterAll(async () => {
   proxy.resume();
   await replicas?.onApplicationShutdown();
@@ -72,6 +80,31 @@ describe('TypeOrmReplicas with ReplicaRoutingPetRepository', () => {
     const before = proxy.bytesFromServer();
     expect(await pets.findById(created.id)).toEqual(created);
     expect(proxy.bytesFromServer()).toBeGreaterThan(before);
+  });
+
+  // The test database is no standby: the position it has reached is the WAL it has written.
+  it('a page under a mark is read on the replica when the server its connection reaches has the mark position, and on the primary when it does not', async () => {
+    const created = await pets.add(aNewPet({ name: 'Rex' }));
+    await replicas.set.check();
+    const [row] = await database.dataSource.query<{ position: string }[]>(
+      'SELECT pg_current_wal_lsn()::text AS position',
+    );
+    const reached = { upToId: created.id, position: row?.position ?? '' };
+    const ahead = { upToId: created.id, position: 'FFFFFFFF/FFFFFFFF' };
+    const onPrimary = jest.spyOn(primary, 'list');
+    const before = proxy.bytesFromServer();
+
+    const fromReplica = await pets.list({ limit: 100, settled: reached });
+    const afterReplica = proxy.bytesFromServer();
+    const fromPrimary = await pets.list({ limit: 100, settled: ahead });
+
+    expect(fromReplica.map((pet) => pet.id)).toContain(created.id);
+    expect(afterReplica).toBeGreaterThan(before);
+    expect(onPrimary).toHaveBeenCalledTimes(1);
+    expect(onPrimary).toHaveBeenCalledWith({ limit: 100, settled: ahead });
+    expect(fromPrimary).toEqual(fromReplica);
+    // Not taken out: it was behind, not failing.
+    expect(replicas.set.status()).toEqual([expect.objectContaining({ usable: true })]);
   });
 
   // HAProxy cuts its sessions to a replica its check takes out (a replica promoted in a failover),

@@ -1,15 +1,16 @@
 import { jest } from '@jest/globals';
 import type { NewPet, Pet } from '../../../../src/domain/pet.js';
-import { PetRepository } from '../../../../src/domain/pet-repository.js';
+import { PetRepository, type PetListQuery } from '../../../../src/domain/pet-repository.js';
 import { parseLsn, type Replica, ReplicaSet } from '../../../../src/platform/database/replica-set.js';
-import { ReplicaRoutingPetRepository } from '../../../../src/pets/typeorm-pet-repository.js';
+import { ReplicaBehindError, ReplicaRoutingPetRepository } from '../../../../src/pets/typeorm-pet-repository.js';
 import { InMemoryPetRepository } from '../../../support/in-memory-pet-repository.js';
 import { aNewPet } from '../../../support/pets.js';
 import { StoreUnavailableError } from '../../../../src/platform/database/store-errors.js';
 
 /**
  * A replica the test steers: its data, how far it has replayed, whether it answers. Like the real
- * one, it has no reads until a check has opened its pool.
+ * one, it has no reads until a check has opened its pool, and it serves a page under a mark only
+ * when it has replayed past the mark's position.
  */
 class FakeReplica implements Replica<PetRepository> {
   readonly stored = new InMemoryPetRepository();
@@ -24,7 +25,7 @@ class FakeReplica implements Replica<PetRepository> {
     if (!this.poolOpen) return null;
     if (this.health === 'silent') return new SilentPets();
     if (this.health === 'refusing') return new UnavailablePets();
-    return this.stored;
+    return new ReplayCheckingPets(this.stored, () => this.replayed);
   }
 
   async open(): Promise<void> {
@@ -42,6 +43,29 @@ class FakeReplica implements Replica<PetRepository> {
     if (this.health === 'silent') return new Promise(() => undefined);
     if (this.health === 'refusing') return Promise.reject(new Error('connection refused'));
     return Promise.resolve();
+  }
+}
+
+/** The replica's data, read as TypeOrmReplicaPetRepository reads it: a page under a mark only once replayed past it. */
+class ReplayCheckingPets extends PetRepository {
+  constructor(
+    private readonly stored: PetRepository,
+    private readonly replayed: () => string | null,
+  ) {
+    super();
+  }
+  add(pet: NewPet): Promise<Pet> {
+    return this.stored.add(pet);
+  }
+  findById(id: number): Promise<Pet | null> {
+    return this.stored.findById(id);
+  }
+  list(query: PetListQuery): Promise<Pet[]> {
+    const replayed = this.replayed();
+    const position = query.settled?.position;
+    if (position !== undefined && replayed !== null && parseLsn(replayed) < parseLsn(position))
+      return Promise.reject(new ReplicaBehindError(position));
+    return this.stored.list(query);
   }
 }
 
@@ -324,7 +348,7 @@ describe('ReplicaRoutingPetRepository', () => {
     expect(set.status()[0]).toMatchObject({ usable: true, lagMs: 0 });
   });
 
-  it('while the primary is gone, learns how far a replica has replayed, so a page under the newest mark is read from it', async () => {
+  it('while the primary is gone, reads a page under a mark newer than the last check from a replica that has replayed past it', async () => {
     const { pets, primary, replica, set, wal, advance } = setUp();
     await primary.add(named('on the primary'));
     await replica.stored.add(named('on the replica'));
@@ -333,13 +357,64 @@ describe('ReplicaRoutingPetRepository', () => {
     advance(100, '0/200');
     replica.replayed = '0/200';
     wal.answers = false;
-    jest.spyOn(primary, 'list').mockRejectedValue(new StoreUnavailableError());
-    const page = () => pets.list({ limit: 10, settled: { upToId: 10, position: '0/200' } });
-    await expect(page()).rejects.toBeInstanceOf(StoreUnavailableError);
+    const primaryList = jest.spyOn(primary, 'list').mockRejectedValue(new StoreUnavailableError());
 
+    const page = await pets.list({ limit: 10, settled: { upToId: 10, position: '0/200' } });
+
+    expect(page.map((pet) => pet.name)).toEqual(['on the replica']);
+    expect(primaryList).toHaveBeenCalledTimes(1);
+  });
+
+  it('while the primary is gone, serves no page from a replica that has not replayed past its mark, and keeps the replica in reads', async () => {
+    const { pets, primary, replica, set, wal, advance } = setUp();
+    await replica.stored.add(named('on the replica'));
     await set.check();
+    advance(100, '0/200');
+    replica.replayed = '0/1FF';
+    wal.answers = false;
+    jest.spyOn(primary, 'list').mockRejectedValue(new StoreUnavailableError());
 
-    expect((await page()).map((pet) => pet.name)).toEqual(['on the replica']);
+    await expect(pets.list({ limit: 10, settled: { upToId: 10, position: '0/200' } })).rejects.toBeInstanceOf(
+      StoreUnavailableError,
+    );
+    expect(set.status()[0]?.usable).toBe(true);
+    replica.replayed = '0/200';
+    expect((await pets.list({ limit: 10, settled: { upToId: 10, position: '0/200' } })).map((pet) => pet.name)).toEqual(
+      ['on the replica'],
+    );
+  });
+
+  it('reads a page from the primary when the server its replica read reaches has not replayed past the mark, though a check saw the replica past it (two replicas behind one balancer)', async () => {
+    const { pets, primary, replica, set } = setUp();
+    await primary.add(named('on the primary'));
+    await replica.stored.add(named('on the replica'));
+    replica.replayed = '0/200';
+    await set.check();
+    // The check reached the replica that is ahead; the read reaches the other one.
+    replica.replayed = '0/180';
+
+    const page = await pets.list({ limit: 10, settled: { upToId: 10, position: '0/200' } });
+
+    expect(page.map((pet) => pet.name)).toEqual(['on the primary']);
+    expect(set.status()[0]?.usable).toBe(true);
+  });
+
+  it('tries no replica after the primary fails a page with no mark, or fails it for another reason than being unavailable', async () => {
+    const [first, second] = [new FakeReplica('replica-1:5432'), new FakeReplica('replica-2:5432')];
+    const { pets, primary, set } = setUp({ replicas: [first, second] });
+    await second.stored.add(named('on the second replica'));
+    await set.check();
+    const primaryList = jest.spyOn(primary, 'list').mockRejectedValue(new StoreUnavailableError());
+    // The first replica fails the read and is taken out; the second still serves reads.
+    first.health = 'refusing';
+
+    await expect(pets.list({ limit: 10 })).rejects.toBeInstanceOf(StoreUnavailableError);
+    // A check saw the second replica at 0/100; it has replayed past 0/200 since.
+    second.replayed = '0/200';
+    primaryList.mockRejectedValue(new Error('a bug'));
+    await expect(pets.list({ limit: 10, settled: { upToId: 10, position: '0/200' } })).rejects.toThrow('a bug');
+
+    expect(set.status().map((replica) => replica.usable)).toEqual([false, true]);
   });
 
   it('while the primary is gone, brings back a replica that failed a read once a check finds it answering with all the primary had', async () => {
