@@ -50,19 +50,21 @@ const INSERT = prepared(
 const BY_ID = prepared('pets_by_id', `SELECT ${COLUMNS} FROM pets WHERE id = $1`);
 // Keyset paging: "id > last seen" walks the (status, id) index or the primary key, so a deep page
 // costs what the first one does (OFFSET would read every skipped row).
-export const PAGE_TEXT = `SELECT ${COLUMNS} FROM pets WHERE id > $1 AND id <= $2 ORDER BY id LIMIT $3`;
-const PAGE = prepared('pets_page', asJsonPage(PAGE_TEXT));
+export const PAGE_TEXT = asJsonPage(`SELECT ${COLUMNS} FROM pets WHERE id > $1 AND id <= $2 ORDER BY id LIMIT $3`);
+const PAGE = prepared('pets_page', PAGE_TEXT);
 // One statement per status, the status written in: with it as a parameter, the generic plan walks
 // the primary key and filters by status, which for a rare status reads every row from the cursor
 // to the mark. Written in, each status gets the plan its own share of the rows calls for. The
 // statuses are the domain's constants, never a request's text.
 export function pageWithStatusText(status: PetStatus): string {
-  return `SELECT ${COLUMNS} FROM pets WHERE status = '${status}' AND id > $1 AND id <= $2 ORDER BY id LIMIT $3`;
+  return asJsonPage(
+    `SELECT ${COLUMNS} FROM pets WHERE status = '${status}' AND id > $1 AND id <= $2 ORDER BY id LIMIT $3`,
+  );
 }
 const PAGE_WITH_STATUS: Record<PetStatus, string> = {
-  available: prepared('pets_page_available', asJsonPage(pageWithStatusText('available'))),
-  pending: prepared('pets_page_pending', asJsonPage(pageWithStatusText('pending'))),
-  sold: prepared('pets_page_sold', asJsonPage(pageWithStatusText('sold'))),
+  available: prepared('pets_page_available', pageWithStatusText('available')),
+  pending: prepared('pets_page_pending', pageWithStatusText('pending')),
+  sold: prepared('pets_page_sold', pageWithStatusText('sold')),
 };
 /**
  * A page comes back as one JSON text, not a row per pet: pg would make an object and four
