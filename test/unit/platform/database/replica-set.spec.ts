@@ -399,6 +399,22 @@ describe('ReplicaRoutingPetRepository', () => {
     expect(set.status()[0]?.usable).toBe(true);
   });
 
+  it('tries a read that finds the replica unavailable once more, and a read that fails otherwise not again', async () => {
+    const { pets, replica, set, lines } = setUp();
+    const created = await replica.stored.add(named('on the replica'));
+    await set.check();
+    const reads = jest.spyOn(replica.stored, 'findById').mockRejectedValueOnce(new StoreUnavailableError());
+
+    expect(await pets.findById(created.id)).toEqual(created);
+    expect(reads).toHaveBeenCalledTimes(2);
+    expect(set.status()[0]?.usable).toBe(true);
+
+    reads.mockClear().mockRejectedValue(new Error('a row of an unexpected shape'));
+    await pets.findById(created.id);
+    expect(reads).toHaveBeenCalledTimes(1);
+    expect(lines.at(-1)).toBe('Replica replica-1:5432 taken out of reads: a read failed: a row of an unexpected shape');
+  });
+
   it('tries no replica after the primary fails a page with no mark, or fails it for another reason than being unavailable', async () => {
     const [first, second] = [new FakeReplica('replica-1:5432'), new FakeReplica('replica-2:5432')];
     const { pets, primary, set } = setUp({ replicas: [first, second] });
