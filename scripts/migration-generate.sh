@@ -7,7 +7,7 @@ name=${1:?usage: npm run migration:generate -- <name in kebab-case, e.g. add-pet
 folder=src/schema/migrations
 
 npm run build --silent
-typeorm migration:run -d dist/ormconfig.js
+node dist/src/migrate.js
 typeorm migration:generate -d dist/ormconfig.js --pretty "$folder/$name"
 
 file=$(ls -t "$folder"/*-"$name".ts | head -n 1)

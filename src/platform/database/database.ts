@@ -99,9 +99,13 @@ const MIGRATION_STATEMENT_MS = 10 * 60_000;
  * runMigrations takes none, and instances started together on a database that needs a migration
  * would all apply it, all but one failing on "already exists". The others wait, then find nothing
  * pending. Advisory locks are per database, so this serialises the migrations of every schema in
- * it (the tests' included).
+ * it (the tests' included). `npm run migration:run` (src/migrate.ts) runs them with no limit on a
+ * statement (0). Returns the names of the migrations applied.
  */
-async function runMigrationsInTurn(dataSource: DataSource): Promise<void> {
+export async function runMigrationsInTurn(
+  dataSource: DataSource,
+  statementMs = MIGRATION_STATEMENT_MS,
+): Promise<string[]> {
   const runner = dataSource.createQueryRunner();
   await runner.connect();
   try {
@@ -114,10 +118,10 @@ async function runMigrationsInTurn(dataSource: DataSource): Promise<void> {
       // A table lock keeps the pool's short wait: DDL queued behind the requests of instances still
       // running would queue every request after it. Better the start fail (and be retried).
       await runner.query('RESET lock_timeout');
-      await runner.query(`SET statement_timeout = ${MIGRATION_STATEMENT_MS}`);
+      await runner.query(`SET statement_timeout = ${statementMs}`);
       const migrations = new MigrationExecutor(dataSource, runner);
       migrations.transaction = dataSource.options.migrationsTransactionMode ?? 'each';
-      await migrations.executePendingMigrations();
+      return (await migrations.executePendingMigrations()).map((migration) => migration.name);
     } finally {
       // A connection that died released the lock with it; its error is not the one to report.
       await runner.query('SELECT pg_advisory_unlock($1, $2)', MIGRATIONS_LOCK).catch(() => undefined);

@@ -1,0 +1,33 @@
+// Entry point of `npm run migration:run` (a composition root, like main.ts): the pending migrations,
+// applied as an instance applies them at start, under the same lock, so that instances starting
+// meanwhile wait instead of failing on "already exists" (TypeORM's own migration:run takes no lock).
+// No limit on a statement: this is where a migration too long for a start is run (docs/production.md).
+import { ConfigError, loadConfig, readEnvFile } from './platform/process/config.js';
+import { openDatabaseServer } from './platform/database/database-server.js';
+import { openDataSource, runMigrationsInTurn } from './platform/database/database.js';
+import { dataSourceOptions } from './schema/data-source-options.js';
+
+readEnvFile();
+let exitCode = 1;
+try {
+  // Beside a running service on the embedded database, use its server rather than refuse.
+  const server = await openDatabaseServer(loadConfig(), { attachToRunning: true });
+  try {
+    const dataSource = await openDataSource(dataSourceOptions(server.url, server.schema));
+    try {
+      const applied = await runMigrationsInTurn(dataSource, 0);
+      const lines = applied.length === 0 ? ['No migration pending.'] : applied.map((name) => `Applied ${name}`);
+      process.stdout.write(`${lines.join('\n')}\n`);
+      exitCode = 0;
+    } finally {
+      await dataSource.destroy();
+    }
+  } finally {
+    await server.stop();
+  }
+} catch (error) {
+  process.stderr.write(
+    `${error instanceof ConfigError ? 'Configuration error: ' : ''}${error instanceof Error ? error.message : String(error)}\n`,
+  );
+}
+process.exit(exitCode);
