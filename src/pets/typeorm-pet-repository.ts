@@ -104,20 +104,8 @@ export class TypeOrmPetRepository extends PetRepository {
   }
 
   /** On this store whatever `settled.position` is: the one it was read on, or a replica the caller chose. */
-  list({ status, afterId = 0, limit, settled }: PetListQuery): Promise<Pet[]> {
-    const upToId = settled === undefined ? NO_BOUND : settled.upToId;
-    return translateStoreErrors(async () => {
-      const rows: unknown = await this.manager.query(status === undefined ? PAGE : PAGE_WITH_STATUS[status], [
-        afterId,
-        upToId,
-        limit,
-      ]);
-      const page = propertyOf(Array.isArray(rows) ? rows[0] : undefined, 'pets');
-      if (typeof page !== 'string') throw new Error('pets page query returned no JSON text');
-      const pets: unknown = JSON.parse(page);
-      if (!Array.isArray(pets)) throw new Error('pets page of an unexpected shape');
-      return pets.map(toPet);
-    });
+  list(query: PetListQuery): Promise<Pet[]> {
+    return readPage(this.manager, query);
   }
 
   private select(sql: string, parameters: unknown[]): Promise<Pet[]> {
@@ -127,6 +115,20 @@ export class TypeOrmPetRepository extends PetRepository {
       return rows.map(toPet);
     });
   }
+}
+
+/** One page, on an entity manager: the pool's, or one connection's (TypeOrmReplicaPetRepository). */
+function readPage(manager: EntityManager, { status, afterId = 0, limit, settled }: PetListQuery): Promise<Pet[]> {
+  const upToId = settled === undefined ? NO_BOUND : settled.upToId;
+  return translateStoreErrors(async () => {
+    const statement = status === undefined ? PAGE : PAGE_WITH_STATUS[status];
+    const rows: unknown = await manager.query(statement, [afterId, upToId, limit]);
+    const page = propertyOf(Array.isArray(rows) ? rows[0] : undefined, 'pets');
+    if (typeof page !== 'string') throw new Error('pets page query returned no JSON text');
+    const pets: unknown = JSON.parse(page);
+    if (!Array.isArray(pets)) throw new Error('pets page of an unexpected shape');
+    return pets.map(toPet);
+  });
 }
 
 /** Field by field from the row: nothing but the Pet's fields leaves the adapter. */
@@ -179,7 +181,7 @@ export class TypeOrmReplicaPetRepository extends TypeOrmPetRepository {
       const rows: unknown = await translateStoreErrors(() => connection.query(REACHED, [position]));
       if (propertyOf(Array.isArray(rows) ? rows[0] : undefined, 'reached') !== true)
         throw new ReplicaBehindError(position);
-      return await new TypeOrmPetRepository(connection.manager).list(query);
+      return await readPage(connection.manager, query);
     } finally {
       await connection.release();
     }

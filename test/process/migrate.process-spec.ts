@@ -25,9 +25,16 @@ async function connected(url: string): Promise<pg.Client> {
   return client;
 }
 
-/** Polls the database (no clock) until `query` returns a row whose `yes` is true. */
-async function until(client: pg.Client, query: string): Promise<void> {
-  while (!((await client.query<{ yes: boolean }>(query)).rows[0]?.yes ?? false));
+/**
+ * Polls the database (no clock) until `query` returns a row whose `yes` is true; fails at once if
+ * `running` ends first (a command that took no lock would not wait).
+ */
+async function until(client: pg.Client, query: string, running: Promise<unknown>): Promise<void> {
+  let ended = false;
+  void running.finally(() => (ended = true));
+  while (!((await client.query<{ yes: boolean }>(query)).rows[0]?.yes ?? false)) {
+    if (ended) throw new Error(`the command ended without waiting: ${JSON.stringify(await running)}`);
+  }
 }
 
 describe('npm run migration:run', () => {
@@ -49,6 +56,7 @@ describe('npm run migration:run', () => {
         await until(
           instance,
           `SELECT count(*) = 1 AS yes FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+          running,
         );
         const tableWhileWaiting = await instance.query<{ table: string | null }>(
           `SELECT to_regclass('migrations')::text AS table`,
