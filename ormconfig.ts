@@ -1,4 +1,4 @@
-// DataSource for the TypeORM CLI (`npm run migration:revert|generate`): the same configuration and
+// DataSource for the TypeORM CLI (`npm run migration:generate`): the same configuration and
 // database choice as the service: DATABASE_URL, else the embedded PostgreSQL in DATA_DIR,
 // attached to when a running service holds it.
 import { DataSource } from 'typeorm';

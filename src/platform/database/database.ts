@@ -95,17 +95,40 @@ const MIGRATIONS_WAIT_MS = 60_000;
 const MIGRATION_STATEMENT_MS = 10 * 60_000;
 
 /**
- * The pending migrations, on one connection of their own, under a session advisory lock: TypeORM's
- * runMigrations takes none, and instances started together on a database that needs a migration
- * would all apply it, all but one failing on "already exists". The others wait, then find nothing
- * pending. Advisory locks are per database, so this serialises the migrations of every schema in
- * it (the tests' included). `npm run migration:run` (src/migrate.ts) runs them with no limit on a
- * statement (0). Returns the names of the migrations applied.
+ * The pending migrations, in the migrations' turn (below). `npm run migration:run` (src/migrate.ts)
+ * runs them with no limit on a statement (0). Returns the names of the migrations applied.
  */
-export async function runMigrationsInTurn(
+export function runMigrationsInTurn(dataSource: DataSource, statementMs = MIGRATION_STATEMENT_MS): Promise<string[]> {
+  return inMigrationsTurn(dataSource, statementMs, async (migrations) =>
+    (await migrations.executePendingMigrations()).map((migration) => migration.name),
+  );
+}
+
+/**
+ * The last migration applied, undone (its `down`) in the migrations' turn, with no limit on a
+ * statement: `npm run migration:revert`. Returns its name, or null when none was applied.
+ */
+export function revertLastMigrationInTurn(dataSource: DataSource): Promise<string | null> {
+  return inMigrationsTurn(dataSource, 0, async (migrations) => {
+    const last = (await migrations.getExecutedMigrations())[0];
+    if (last === undefined) return null;
+    await migrations.undoLastMigration();
+    return last.name;
+  });
+}
+
+/**
+ * `work` on one connection of its own, under a session advisory lock: TypeORM's migration commands
+ * take none, and instances started together on a database that needs a migration would all apply
+ * it, all but one failing on "already exists". The others wait, then find nothing pending.
+ * Advisory locks are per database, so this serialises the migrations of every schema in it (the
+ * tests' included).
+ */
+async function inMigrationsTurn<T>(
   dataSource: DataSource,
-  statementMs = MIGRATION_STATEMENT_MS,
-): Promise<string[]> {
+  statementMs: number,
+  work: (migrations: MigrationExecutor) => Promise<T>,
+): Promise<T> {
   const runner = dataSource.createQueryRunner();
   await runner.connect();
   try {
@@ -121,7 +144,7 @@ export async function runMigrationsInTurn(
       await runner.query(`SET statement_timeout = ${statementMs}`);
       const migrations = new MigrationExecutor(dataSource, runner);
       migrations.transaction = dataSource.options.migrationsTransactionMode ?? 'each';
-      return (await migrations.executePendingMigrations()).map((migration) => migration.name);
+      return await work(migrations);
     } finally {
       // A connection that died released the lock with it; its error is not the one to report.
       await runner.query('SELECT pg_advisory_unlock($1, $2)', MIGRATIONS_LOCK).catch(() => undefined);
