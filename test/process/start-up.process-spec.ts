@@ -6,6 +6,7 @@ import path from 'node:path';
 import { jsonLines, type LogLine, outputLine, outputOf, readiness, startService } from '../support/process.js';
 import { freePort } from '../support/server.js';
 import { startTcpProxy } from '../support/tcp-proxy.js';
+import { tempDir } from '../support/temp-dirs.js';
 
 const DATABASE_URL = process.env.DATABASE_URL ?? '';
 const withServer = DATABASE_URL === '' ? it.skip : it;
@@ -130,7 +131,7 @@ describe('a start that cannot go on', () => {
       HOST: 'nope.invalid',
       PORT: String(await freePort()),
       DATABASE_URL,
-      DATA_DIR: await mkdtemp(path.join(tmpdir(), 'petstore-host-')),
+      DATA_DIR: tempDir('petstore-host-'),
     });
 
     expect(code).toBe(1);

@@ -1,12 +1,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Ajv } from 'ajv';
 import { outputOf, type ProcessOutput, readiness } from '../support/process.js';
 import { freePort } from '../support/server.js';
+import { tempDir } from '../support/temp-dirs.js';
 
 // The service as `npm run start:prod` runs it, against the PostgreSQL that DATABASE_URL names and
 // the Redis of REDIS_URL (CI has both at these addresses).
@@ -21,7 +21,7 @@ describe('tracing', () => {
     async () => {
       const receiver = await startOtlpReceiver();
       const port = await freePort();
-      const service = await startService({
+      const service = startService({
         PORT: String(port),
         OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
         OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
@@ -78,7 +78,7 @@ describe('tracing', () => {
 
   withDatabase('without an OTLP endpoint loads nothing of OpenTelemetry, whatever other OTEL_* say', async () => {
     const port = await freePort();
-    const service = await startService({
+    const service = startService({
       PORT: String(port),
       OTEL_SERVICE_NAME: 'petstore-untraced',
       OTEL_TRACES_SAMPLER: 'always_on',
@@ -125,7 +125,7 @@ describe('tracing', () => {
       /^Configuration error: OTEL_TRACES_SAMPLER must be one of /,
     ],
   ])('refuses tracing settings that cannot work with one JSON line and exit code 1: %j', async (env, message) => {
-    const service = await startService({ PORT: String(await freePort()), ...env });
+    const service = startService({ PORT: String(await freePort()), ...env });
 
     expect(await service.output.exit).toBe(1);
     const lines = logLines(service.output.stderr());
@@ -144,8 +144,8 @@ type Service = { child: ChildProcess; output: ProcessOutput; modulesFile: string
  * OTEL_* of the test's own environment. A probe loaded first records the URL of every module the
  * process resolves, written out when it exits.
  */
-async function startService(env: Record<string, string>): Promise<Service> {
-  const modulesFile = path.join(await mkdtemp(path.join(tmpdir(), 'petstore-tracing-')), 'modules');
+function startService(env: Record<string, string>): Service {
+  const modulesFile = path.join(tempDir('petstore-tracing-'), 'modules');
   const inherited = Object.fromEntries(
     Object.entries(process.env).filter(([name]) => !name.startsWith('OTEL_') && name !== 'DATABASE_URL'),
   );

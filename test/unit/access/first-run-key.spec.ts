@@ -1,11 +1,11 @@
-import { mkdtemp, readdir, readFile, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { announceFirstRunKey } from '../../../src/access/first-run-key.js';
 import { InMemoryApiKeys } from '../../support/in-memory-api-keys.js';
+import { tempDir } from '../../support/temp-dirs.js';
 
 async function announce(keys: InMemoryApiKeys, embedded: boolean) {
-  const dataDir = await mkdtemp(path.join(tmpdir(), 'first-run-key-'));
+  const dataDir = tempDir('first-run-key-');
   const printed: string[] = [];
   const logged: string[] = [];
   await announceFirstRunKey(keys, {

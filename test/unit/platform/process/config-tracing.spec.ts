@@ -1,8 +1,8 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { envFileSettings, loadConfig } from '../../../../src/platform/process/config.js';
 import { refusal } from '../../../support/config.js';
+import { tempDir } from '../../../support/temp-dirs.js';
 
 const ENDPOINT = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' };
 
@@ -64,7 +64,7 @@ describe('loadConfig: tracingEndpoint', () => {
 });
 
 describe('envFileSettings', () => {
-  const file = path.join(mkdtempSync(path.join(tmpdir(), 'petstore-env-')), '.env');
+  const file = path.join(tempDir('petstore-env-'), '.env');
   writeFileSync(
     file,
     ['PORT=4000', 'OTEL_EXPORTER_OTLP_ENDPOINT=http://collector:4318', "LOG_LEVEL='warn'", ''].join('\n'),
