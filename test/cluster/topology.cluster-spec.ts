@@ -176,13 +176,16 @@ function nodePgPorts(): number[] {
 
 describe('reads on the streaming replicas', () => {
   it(
-    'read-your-writes: 1,000 creates each followed at once by a GET of the new pet, through the balancer, give 0 404s',
+    "read-your-writes: 1,000 creates each followed at once by a GET of the new pet and the client's next list, through the balancer: 0 404s, no pet missing",
     async () => {
       const headers = { Authorization: `Bearer ${clusterEnv().apiKey}`, 'Content-Type': 'application/json' };
       const replicaBefore = await transactionsOnReplicas();
       const statuses = new Map<number, number>();
+      const missedInLists: number[] = [];
       await Promise.all(
         Array.from({ length: 10 }, async (_, client) => {
+          // The client keeps the cursor of the last page it fetched, and asks again from there.
+          let cursor: string | undefined;
           for (let i = 0; i < 100; i++) {
             const created = await fetch(`${clusterEnv().balancerUrl}/v1/pets`, {
               method: 'POST',
@@ -193,16 +196,29 @@ describe('reads on the streaming replicas', () => {
             const got = await fetch(`${clusterEnv().balancerUrl}/v1/pets/${pet.id}`, { headers });
             await got.arrayBuffer();
             statuses.set(got.status, (statuses.get(got.status) ?? 0) + 1);
+
+            const listed: number[] = [];
+            for (;;) {
+              const query = cursor === undefined ? 'limit=100' : `limit=100&cursor=${cursor}`;
+              const page = await fetch(`${clusterEnv().balancerUrl}/v1/pets?${query}`, { headers });
+              if (page.status !== 200) throw new Error(`list: ${page.status} ${await page.text()}`);
+              listed.push(...((await page.json()) as { id: number }[]).map((listedPet) => listedPet.id));
+              const next = /cursor=([^&>]+)/.exec(page.headers.get('link') ?? '')?.[1];
+              if (next === undefined) break;
+              cursor = next;
+            }
+            if (!listed.includes(pet.id)) missedInLists.push(pet.id);
           }
         }),
       );
       const replicaReads = (await transactionsOnReplicas()) - replicaBefore;
 
       report(
-        `read-your-writes: 1,000 create + GET: ${JSON.stringify([...statuses])} (status, count); ${replicaReads} transactions on the replicas meanwhile`,
+        `read-your-writes: 1,000 create + GET + next list: ${JSON.stringify([...statuses])} (status, count), ${missedInLists.length} pets missing from the next list; ${replicaReads} transactions on the replicas meanwhile`,
       );
       expect([...statuses]).toEqual([[200, 1000]]);
-      // The GETs did go to the replicas (and found most pets there), not all to the primary.
+      expect(missedInLists).toEqual([]);
+      // The reads did go to the replicas (and found most pets there), not all to the primary.
       expect(replicaReads).toBeGreaterThan(500);
     },
     2 * MINUTES,
