@@ -3,7 +3,8 @@ import { dropSilentConnections, WatchedClient } from '../../../../src/platform/d
 import { openTestDatabase, type TestDatabase } from '../../../support/database.js';
 import { startTcpProxy, type TcpProxy } from '../../../support/tcp-proxy.js';
 
-const SILENCE_MS = 300;
+// Long enough that a busy CI machine stalling the test's event loop is not taken for silence.
+const SILENCE_MS = 1_000;
 
 let database: TestDatabase;
 let proxy: TcpProxy;
