@@ -40,7 +40,7 @@ export default tseslint.config(
       // ApiError is an expected HTTP answer, not an Error: it carries no stack trace (api-error.ts says why).
       '@typescript-eslint/only-throw-error': [
         'error',
-        { allow: [{ from: 'file', name: 'ApiError', path: 'src/platform/http/api-error.ts' }] },
+        { allow: [{ from: 'file', name: 'ApiError', path: 'src/interface/http/platform/api-error.ts' }] },
       ],
     },
   },

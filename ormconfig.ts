@@ -2,9 +2,9 @@
 // database choice as the service: DATABASE_URL, else the embedded PostgreSQL in DATA_DIR,
 // attached to when a running service holds it.
 import { DataSource } from 'typeorm';
-import { loadConfig, readEnvFile } from './src/platform/process/config.js';
-import { dataSourceOptions } from './src/schema/data-source-options.js';
-import { openDatabaseServer } from './src/platform/database/database-server.js';
+import { loadConfig, readEnvFile } from './src/infrastructure/platform/config.js';
+import { dataSourceOptions } from './src/infrastructure/schema/data-source-options.js';
+import { openDatabaseServer } from './src/infrastructure/platform/database/database-server.js';
 
 readEnvFile();
 const { url } = await openDatabaseServer(loadConfig(), { attachToRunning: true });

@@ -14,13 +14,13 @@ export default {
   mutate: [
     'src/domain/**/*.ts',
     'src/application/**/*.ts',
-    'src/platform/http/error.filter.ts',
-    'src/pets/pets.controller.ts',
-    'src/pets/pet.dto.ts',
-    'src/pets/cursor.ts',
-    'src/platform/process/config.ts',
-    'src/platform/with-timeout.ts',
-    'src/platform/database/replica-set.ts',
+    'src/interface/http/platform/error.filter.ts',
+    'src/interface/http/pets/pets.controller.ts',
+    'src/interface/http/pets/pet.dto.ts',
+    'src/interface/http/pets/cursor.ts',
+    'src/infrastructure/platform/config.ts',
+    'src/application/platform/with-timeout.ts',
+    'src/infrastructure/platform/database/replica-set.ts',
   ],
   // Not copied into the sandbox: the embedded PostgreSQL's data (as root, data/test/postgres links
   // to a cluster elsewhere, which Stryker cannot copy), builds, reports and a running cluster.

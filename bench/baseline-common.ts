@@ -9,9 +9,9 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import pg from 'pg';
-import { PAGE_LIMIT } from '../src/application/list-pets.js';
-import { categoryIdProblems, MAX_PET_ID, nameProblems, type Pet, statusProblems } from '../src/domain/pet.js';
-import { isPetStatus, type PetStatus } from '../src/domain/pet.js';
+import { PAGE_LIMIT } from '../src/application/pets/list-pets.js';
+import { categoryIdProblems, MAX_PET_ID, nameProblems, type Pet, statusProblems } from '../src/domain/pets/pet.js';
+import { isPetStatus, type PetStatus } from '../src/domain/pets/pet.js';
 
 export const BODY_LIMIT_BYTES = 16 * 1024;
 export const DEPRECATION_HEADERS = { Sunset: 'Thu, 05 Dec 2030 00:00:00 GMT', Deprecation: '@1795219200' };

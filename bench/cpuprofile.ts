@@ -125,7 +125,7 @@ function describe(frame: CallFrame): string {
   return `${frame.functionName || '(anonymous)'}${where} [${packageOf(frame)}]`;
 }
 
-/** npm package, "node core", our own layer (src/pets, src/platform, ...), or V8's pseudo-frames such as (garbage collector). */
+/** npm package, "node core", our own layer (src/interface, src/infrastructure, ...), or V8's pseudo-frames such as (garbage collector). */
 export function packageOf({ url, functionName }: CallFrame): string {
   if (url === '') return functionName.startsWith('(') ? functionName : '(V8 builtins)';
   if (url.startsWith('node:')) return 'node core';

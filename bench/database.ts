@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { startEmbeddedPostgres } from '../src/platform/database/embedded-postgres.js';
+import { startEmbeddedPostgres } from '../src/infrastructure/platform/database/embedded-postgres.js';
 
 export type BenchDatabase = { url: string; description: string; close(): Promise<void> };
 

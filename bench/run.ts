@@ -23,7 +23,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { CursorCodec } from '../src/pets/cursor.js';
+import { CursorCodec } from '../src/interface/http/pets/cursor.js';
 import { writeCharts } from './chart.js';
 import { printSummary, readCpuProfile, summariseProfile } from './cpuprofile.js';
 import { openBenchDatabase, seedPets, settleDatabase } from './database.js';

@@ -4,43 +4,47 @@ import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
 import { LoggerModule } from 'nestjs-pino';
 import type { DataSource } from 'typeorm';
-import { ApiKeys } from './application/api-keys.js';
-import { CreatePet, IdempotencyStore } from './application/create-pet.js';
-import { DatabasePool } from './platform/database/database-pool.js';
-import { GetPet } from './application/get-pet.js';
-import { ListPets } from './application/list-pets.js';
-import { RateLimits } from './platform/rate-limits/rate-limits.js';
-import { Readiness } from './platform/database/readiness.js';
-import { ReplicaStatus } from './platform/database/replica-status.js';
-import { type Config, petstoreConfig } from './platform/process/config.js';
-import { PetRepository, SettledMarks } from './domain/pet-repository.js';
-import { DatabaseReadiness } from './platform/database/database-readiness.js';
-import { DatabaseServer, openDatabaseServer } from './platform/database/database-server.js';
-import { openDataSource } from './platform/database/database.js';
-import { dataSourceOptions } from './schema/data-source-options.js';
-import { sharedSecret } from './platform/database/shared-secrets.js';
-import { TypeOrmDatabasePool } from './platform/database/typeorm-database-pool.js';
-import { waitForDatabase } from './platform/database/wait-for-database.js';
-import { connectRedis, FlexibleRateLimits, NoRateLimits } from './platform/rate-limits/flexible-rate-limits.js';
-import { ApiKeyRecord } from './access/api-key.record.js';
-import { TypeOrmApiKeys } from './access/typeorm-api-keys.js';
-import { TypeOrmIdempotencyStore } from './pets/typeorm-idempotency-store.js';
+import { ApiKeys } from './application/access/api-keys.js';
+import { CreatePet, IdempotencyStore } from './application/pets/create-pet.js';
+import { DatabasePool } from './application/platform/database-pool.js';
+import { GetPet } from './application/pets/get-pet.js';
+import { ListPets } from './application/pets/list-pets.js';
+import { RateLimits } from './application/platform/rate-limits.js';
+import { Readiness } from './application/platform/readiness.js';
+import { ReplicaStatus } from './application/platform/replica-status.js';
+import { type Config, petstoreConfig } from './infrastructure/platform/config.js';
+import { PetRepository, SettledMarks } from './domain/pets/pet-repository.js';
+import { DatabaseReadiness } from './infrastructure/platform/database/database-readiness.js';
+import { DatabaseServer, openDatabaseServer } from './infrastructure/platform/database/database-server.js';
+import { openDataSource } from './infrastructure/platform/database/database.js';
+import { dataSourceOptions } from './infrastructure/schema/data-source-options.js';
+import { sharedSecret } from './infrastructure/platform/database/shared-secrets.js';
+import { TypeOrmDatabasePool } from './infrastructure/platform/database/typeorm-database-pool.js';
+import { waitForDatabase } from './infrastructure/platform/database/wait-for-database.js';
+import {
+  connectRedis,
+  FlexibleRateLimits,
+  NoRateLimits,
+} from './infrastructure/platform/rate-limits/flexible-rate-limits.js';
+import { ApiKeyRecord } from './infrastructure/access/api-key.record.js';
+import { TypeOrmApiKeys } from './infrastructure/access/typeorm-api-keys.js';
+import { TypeOrmIdempotencyStore } from './infrastructure/pets/typeorm-idempotency-store.js';
 import {
   ReplicaRoutingPetRepository,
   TypeOrmPetRepository,
   TypeOrmReplicaPetRepository,
   TypeOrmSettledMarks,
-} from './pets/typeorm-pet-repository.js';
-import { ReplicaSetStatus } from './platform/database/replica-set-status.js';
-import { TypeOrmReplicas } from './platform/database/typeorm-replicas.js';
-import { BearerKeyGuard } from './access/bearer-key.guard.js';
-import { CursorCodec } from './pets/cursor.js';
-import { ErrorFilter } from './platform/http/error.filter.js';
-import { HealthController } from './platform/observability/health.controller.js';
-import { loggerParams, startupLogger } from './platform/observability/logging.js';
-import { HttpMetrics, MetricsController } from './platform/observability/metrics.js';
-import { PetsController } from './pets/pets.controller.js';
-import { ShutdownState } from './platform/process/shutdown-state.js';
+} from './infrastructure/pets/typeorm-pet-repository.js';
+import { ReplicaSetStatus } from './infrastructure/platform/database/replica-set-status.js';
+import { TypeOrmReplicas } from './infrastructure/platform/database/typeorm-replicas.js';
+import { BearerKeyGuard } from './interface/http/access/bearer-key.guard.js';
+import { CursorCodec } from './interface/http/pets/cursor.js';
+import { ErrorFilter } from './interface/http/platform/error.filter.js';
+import { HealthController } from './interface/http/platform/health.controller.js';
+import { loggerParams, startupLogger } from './interface/http/platform/logging.js';
+import { HttpMetrics, MetricsController } from './interface/http/platform/metrics.js';
+import { PetsController } from './interface/http/pets/pets.controller.js';
+import { ShutdownState } from './interface/http/platform/shutdown-state.js';
 
 const CONFIG = petstoreConfig.KEY;
 const DATA_SOURCE = getDataSourceToken();

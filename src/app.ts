@@ -4,15 +4,19 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { NextFunction, Request, Response } from 'express';
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module.js';
-import { announceGetPetDeprecation } from './pets/deprecation.js';
-import { buildOpenApiDocument, openApiDocumentOf, serveOpenApi } from './pets/openapi.js';
-import { answerHeaders } from './platform/http/answer-headers.js';
-import { useBrowserHeaders } from './platform/http/browser-headers.js';
-import { answerWithError } from './platform/http/error.filter.js';
-import { answerNodeProtocol, createExpressAdapter, requireHostHeader } from './platform/http/node-protocol.js';
-import { HttpMetrics, observeRequests } from './platform/observability/metrics.js';
-import { type Config, petstoreConfig } from './platform/process/config.js';
-import { ShutdownState } from './platform/process/shutdown-state.js';
+import { announceGetPetDeprecation } from './interface/http/pets/deprecation.js';
+import { buildOpenApiDocument, openApiDocumentOf, serveOpenApi } from './interface/http/pets/pets.openapi.js';
+import { answerHeaders } from './interface/http/platform/answer-headers.js';
+import { useBrowserHeaders } from './interface/http/platform/browser-headers.js';
+import { answerWithError } from './interface/http/platform/error.filter.js';
+import {
+  answerNodeProtocol,
+  createExpressAdapter,
+  requireHostHeader,
+} from './interface/http/platform/node-protocol.js';
+import { HttpMetrics, observeRequests } from './interface/http/platform/metrics.js';
+import { type Config, petstoreConfig } from './infrastructure/platform/config.js';
+import { ShutdownState } from './interface/http/platform/shutdown-state.js';
 
 export { createExpressAdapter };
 

@@ -1,15 +1,15 @@
 /**
  * Loaded first, with `node --import ./dist/src/instrumentation.js dist/src/main.js`: starts
- * OpenTelemetry tracing when an OTLP endpoint is set (src/platform/observability/tracing.ts),
+ * OpenTelemetry tracing when an OTLP endpoint is set (src/infrastructure/platform/observability/tracing.ts),
  * before the service's modules load. Without an endpoint it loads nothing more. The configuration
  * is read by the same loader main.ts uses; a configuration error is reported there, in one line.
  */
-import { ConfigError, loadConfig, readEnvFile } from './platform/process/config.js';
+import { ConfigError, loadConfig, readEnvFile } from './infrastructure/platform/config.js';
 
 readEnvFile();
 const endpoint = tracingEndpointOrNull();
 if (endpoint !== null) {
-  const { startTracing } = await import('./platform/observability/tracing.js');
+  const { startTracing } = await import('./infrastructure/platform/observability/tracing.js');
   await startTracing();
 }
 

@@ -1,11 +1,11 @@
 // Entry point of `npm run keys`: wires the stored keys to the command (a composition root, like main.ts).
-import { ConfigError, loadConfig, readEnvFile } from './platform/process/config.js';
-import { dataSourceOptions } from './schema/data-source-options.js';
-import { openDatabaseServer } from './platform/database/database-server.js';
-import { openDataSource } from './platform/database/database.js';
-import { ApiKeyRecord } from './access/api-key.record.js';
-import { TypeOrmApiKeys } from './access/typeorm-api-keys.js';
-import { runKeysCommand } from './access/keys-cli.js';
+import { ConfigError, loadConfig, readEnvFile } from './infrastructure/platform/config.js';
+import { dataSourceOptions } from './infrastructure/schema/data-source-options.js';
+import { openDatabaseServer } from './infrastructure/platform/database/database-server.js';
+import { openDataSource } from './infrastructure/platform/database/database.js';
+import { ApiKeyRecord } from './infrastructure/access/api-key.record.js';
+import { TypeOrmApiKeys } from './infrastructure/access/typeorm-api-keys.js';
+import { runKeysCommand } from './interface/cli/keys-cli.js';
 
 readEnvFile();
 let exitCode = 1;

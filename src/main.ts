@@ -1,16 +1,22 @@
 import { Logger } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { createApp } from './app.js';
-import { ApiKeys } from './application/api-keys.js';
-import { type Config, ConfigError, logFormatOf, petstoreConfig, readEnvFile } from './platform/process/config.js';
-import { DatabaseServer } from './platform/database/database-server.js';
-import { StartupError } from './platform/database/wait-for-database.js';
-import { EmbeddedPostgresError } from './platform/database/embedded-postgres.js';
-import { announceFirstRunKey } from './access/first-run-key.js';
-import { flushLog, startupLogger } from './platform/observability/logging.js';
-import { drain } from './platform/process/shutdown.js';
-import { stopTracing } from './platform/observability/tracing.js';
-import { propertyOf } from './platform/property-of.js';
+import { ApiKeys } from './application/access/api-keys.js';
+import {
+  type Config,
+  ConfigError,
+  logFormatOf,
+  petstoreConfig,
+  readEnvFile,
+} from './infrastructure/platform/config.js';
+import { DatabaseServer } from './infrastructure/platform/database/database-server.js';
+import { StartupError } from './infrastructure/platform/database/wait-for-database.js';
+import { EmbeddedPostgresError } from './infrastructure/platform/database/embedded-postgres.js';
+import { announceFirstRunKey } from './interface/cli/first-run-key.js';
+import { flushLog, startupLogger } from './interface/http/platform/logging.js';
+import { drain } from './interface/http/platform/shutdown.js';
+import { stopTracing } from './infrastructure/platform/observability/tracing.js';
+import { propertyOf } from './application/platform/property-of.js';
 
 const logger = new Logger('Main');
 

@@ -3,10 +3,14 @@
 // one undone, under the instances' lock, so that instances starting meanwhile wait instead of failing
 // on "already exists" (TypeORM's own commands take no lock). No limit on a statement: this is where a
 // migration too long for a start is run (docs/production.md).
-import { ConfigError, loadConfig, readEnvFile } from './platform/process/config.js';
-import { openDatabaseServer } from './platform/database/database-server.js';
-import { openDataSource, revertLastMigrationInTurn, runMigrationsInTurn } from './platform/database/database.js';
-import { dataSourceOptions } from './schema/data-source-options.js';
+import { ConfigError, loadConfig, readEnvFile } from './infrastructure/platform/config.js';
+import { openDatabaseServer } from './infrastructure/platform/database/database-server.js';
+import {
+  openDataSource,
+  revertLastMigrationInTurn,
+  runMigrationsInTurn,
+} from './infrastructure/platform/database/database.js';
+import { dataSourceOptions } from './infrastructure/schema/data-source-options.js';
 
 readEnvFile();
 let exitCode = 1;

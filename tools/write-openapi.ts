@@ -7,10 +7,10 @@ import { getDataSourceToken } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { APP_OPTIONS, configureApp, createExpressAdapter } from '../src/app.js';
 import { AppModule } from '../src/app.module.js';
-import { loadConfig, petstoreConfig } from '../src/platform/process/config.js';
-import { dataSourceOptions } from '../src/schema/data-source-options.js';
-import { DatabaseServer } from '../src/platform/database/database-server.js';
-import { openApiDocumentOf } from '../src/pets/openapi.js';
+import { loadConfig, petstoreConfig } from '../src/infrastructure/platform/config.js';
+import { dataSourceOptions } from '../src/infrastructure/schema/data-source-options.js';
+import { DatabaseServer } from '../src/infrastructure/platform/database/database-server.js';
+import { openApiDocumentOf } from '../src/interface/http/pets/pets.openapi.js';
 
 const moduleRef = await Test.createTestingModule({ imports: [AppModule] })
   .overrideProvider(petstoreConfig.KEY)

@@ -1,4 +1,4 @@
--- The service's pets table (src/schema/migrations) in a schema of its own, for the pgbench scripts
+-- The service's pets table (src/infrastructure/schema/migrations) in a schema of its own, for the pgbench scripts
 -- here: PGOPTIONS='-c search_path=pgbench_pets' (see docs/performance.md).
 DROP SCHEMA IF EXISTS pgbench_pets CASCADE;
 CREATE SCHEMA pgbench_pets;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The regex engines that client generators and validators use, then the test that compiles every
 # `pattern` of docs/openapi.json in each and checks it against the service's own name rule
-# (test/integration/pets/name-pattern-engines.spec.ts). From Debian: Go's regexp (golang-go), Rust's
+# (test/integration/infrastructure/pets/name-pattern-engines.spec.ts). From Debian: Go's regexp (golang-go), Rust's
 # regex crate (cargo + librust-regex-dev: crates.io is not reachable, the crate comes from
 # /usr/share/cargo/registry), Java's java.util.regex (default-jdk-headless), Python's re (python3).
 # Run as root on CI; with DATABASE_URL for the integration project's database.
@@ -14,4 +14,4 @@ if ! apt-get install -y -qq "${packages[@]}" >/dev/null; then
   apt-get install -y -qq "${packages[@]}" >/dev/null
 fi
 REGEX_ENGINES_REQUIRED=1 NODE_OPTIONS=--experimental-vm-modules \
-  npx jest --runInBand --selectProjects integration -- test/integration/pets/name-pattern-engines.spec.ts
+  npx jest --runInBand --selectProjects integration -- test/integration/infrastructure/pets/name-pattern-engines.spec.ts

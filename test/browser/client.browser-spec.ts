@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { Browser } from 'playwright-core';
-import { FlexibleRateLimits } from '../../src/platform/rate-limits/flexible-rate-limits.js';
+import { FlexibleRateLimits } from '../../src/infrastructure/platform/rate-limits/flexible-rate-limits.js';
 import { launchChromium } from '../support/browser.js';
 import { openTestDatabase, type TestDatabase } from '../support/database.js';
 import { json, startServer, TEST_API_KEY, type TestServer } from '../support/server.js';

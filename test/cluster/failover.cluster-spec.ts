@@ -379,7 +379,7 @@ describe('the leader is lost (kill -9 of its Patroni, postmaster and backends)',
   });
 
   // An instance whose replica serves reads stays ready without its primary, so the balancer keeps
-  // sending it reads (src/platform/observability/health.controller.ts).
+  // sending it reads (src/interface/http/platform/health.controller.ts).
   it('reads are served by the replicas while the primary is missing', () => {
     const failedInGap = observed.failedReads.filter(({ at }) => at >= gap.from && at <= gap.to);
     report(`${failedInGap.length} page reads failed while writes paused`);
@@ -429,7 +429,7 @@ describe('planned switchover (patronictl switchover)', () => {
   });
 
   // A create that meets the demoting leader (read-only, or its connection ended under the
-  // transaction) is an unavailable store: 503 (src/platform/database/store-errors.ts).
+  // transaction) is an unavailable store: 503 (src/infrastructure/platform/database/store-errors.ts).
   it('the switchover is answered honestly: 503 with Retry-After and the Error body, never a 500', () => {
     expect(observed.dishonest).toEqual([]);
   });

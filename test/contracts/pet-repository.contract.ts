@@ -1,4 +1,4 @@
-import type { PetRepository } from '../../src/domain/pet-repository.js';
+import type { PetRepository } from '../../src/domain/pets/pet-repository.js';
 import { aNewPet } from '../support/pets.js';
 
 /** One behaviour suite, run against the in-memory fake (unit) and PostgreSQL (integration). */

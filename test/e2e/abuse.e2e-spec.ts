@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { ApiKeyRecord } from '../../src/access/api-key.record.js';
-import { TypeOrmApiKeys } from '../../src/access/typeorm-api-keys.js';
-import { FlexibleRateLimits } from '../../src/platform/rate-limits/flexible-rate-limits.js';
+import { ApiKeyRecord } from '../../src/infrastructure/access/api-key.record.js';
+import { TypeOrmApiKeys } from '../../src/infrastructure/access/typeorm-api-keys.js';
+import { FlexibleRateLimits } from '../../src/infrastructure/platform/rate-limits/flexible-rate-limits.js';
 import { authorized, TEST_API_KEY, type TestServer, serversOnOneDatabase, startServer } from '../support/server.js';
 import { startRedis } from '../support/redis-server.js';
 import { startTcpProxy } from '../support/tcp-proxy.js';

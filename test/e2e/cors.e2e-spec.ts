@@ -1,4 +1,4 @@
-import { FlexibleRateLimits } from '../../src/platform/rate-limits/flexible-rate-limits.js';
+import { FlexibleRateLimits } from '../../src/infrastructure/platform/rate-limits/flexible-rate-limits.js';
 import { openTestDatabase, type TestDatabase } from '../support/database.js';
 import { authorized, startServer, type TestServer } from '../support/server.js';
 

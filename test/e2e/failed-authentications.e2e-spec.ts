@@ -1,6 +1,6 @@
-import { ApiKeyRecord } from '../../src/access/api-key.record.js';
-import { TypeOrmApiKeys } from '../../src/access/typeorm-api-keys.js';
-import { FlexibleRateLimits } from '../../src/platform/rate-limits/flexible-rate-limits.js';
+import { ApiKeyRecord } from '../../src/infrastructure/access/api-key.record.js';
+import { TypeOrmApiKeys } from '../../src/infrastructure/access/typeorm-api-keys.js';
+import { FlexibleRateLimits } from '../../src/infrastructure/platform/rate-limits/flexible-rate-limits.js';
 import { getFrom } from '../support/from-address.js';
 import { authorized, type TestServer, serversOnOneDatabase, startServer } from '../support/server.js';
 import { startTcpProxy } from '../support/tcp-proxy.js';

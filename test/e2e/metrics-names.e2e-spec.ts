@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parser } from '@prometheus-io/lezer-promql';
 import { parse as parseYaml } from 'yaml';
-import { FlexibleRateLimits } from '../../src/platform/rate-limits/flexible-rate-limits.js';
+import { FlexibleRateLimits } from '../../src/infrastructure/platform/rate-limits/flexible-rate-limits.js';
 import { openTestDatabase, type TestDatabase } from '../support/database.js';
 import { authorized, startServer, type TestServer } from '../support/server.js';
 

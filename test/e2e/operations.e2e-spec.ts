@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
-import { HttpMetrics } from '../../src/platform/observability/metrics.js';
-import { ShutdownState } from '../../src/platform/process/shutdown-state.js';
-import { drain } from '../../src/platform/process/shutdown.js';
+import { HttpMetrics } from '../../src/interface/http/platform/metrics.js';
+import { ShutdownState } from '../../src/interface/http/platform/shutdown-state.js';
+import { drain } from '../../src/interface/http/platform/shutdown.js';
 import { openTestDatabase, type TestDatabase } from '../support/database.js';
 import { steadyLoad } from '../support/load.js';
 import { authorized, json, startServer, TEST_API_KEY } from '../support/server.js';

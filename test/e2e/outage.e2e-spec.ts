@@ -1,10 +1,13 @@
-import { removeEmbeddedPostgres } from '../../src/platform/database/embedded-postgres.js';
+import { removeEmbeddedPostgres } from '../../src/infrastructure/platform/database/embedded-postgres.js';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DataSource } from 'typeorm';
-import { dataSourceOptions } from '../../src/schema/data-source-options.js';
-import { type EmbeddedDatabase, startEmbeddedPostgres } from '../../src/platform/database/embedded-postgres.js';
+import { dataSourceOptions } from '../../src/infrastructure/schema/data-source-options.js';
+import {
+  type EmbeddedDatabase,
+  startEmbeddedPostgres,
+} from '../../src/infrastructure/platform/database/embedded-postgres.js';
 import { authorized, freePort, startServer, type TestServer } from '../support/server.js';
 
 // A PostgreSQL this test owns (the embedded one, whatever DATABASE_URL says), so it can stop it

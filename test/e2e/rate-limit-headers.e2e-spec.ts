@@ -1,4 +1,4 @@
-import { FlexibleRateLimits } from '../../src/platform/rate-limits/flexible-rate-limits.js';
+import { FlexibleRateLimits } from '../../src/infrastructure/platform/rate-limits/flexible-rate-limits.js';
 import { authorized, json, type TestServer, serversOnOneDatabase } from '../support/server.js';
 
 // IETF draft "RateLimit header fields for HTTP": RateLimit-Policy `"name";q=<quota>;w=<window>`,

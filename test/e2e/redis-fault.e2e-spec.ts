@@ -1,4 +1,7 @@
-import { connectRedis, FlexibleRateLimits } from '../../src/platform/rate-limits/flexible-rate-limits.js';
+import {
+  connectRedis,
+  FlexibleRateLimits,
+} from '../../src/infrastructure/platform/rate-limits/flexible-rate-limits.js';
 import { openTestDatabase, type TestDatabase } from '../support/database.js';
 import { startRedis, type TestRedis } from '../support/redis-server.js';
 import { authorized, startServer, type TestServer } from '../support/server.js';

@@ -1,4 +1,4 @@
-import { SILENT_CONNECTION_MS } from '../../src/platform/database/database.js';
+import { SILENT_CONNECTION_MS } from '../../src/infrastructure/platform/database/database.js';
 import { authorized, useService } from '../support/server.js';
 
 // The service reaches PostgreSQL through a proxy the test controls. silence() makes every open

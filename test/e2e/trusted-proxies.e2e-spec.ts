@@ -1,4 +1,4 @@
-import { FlexibleRateLimits } from '../../src/platform/rate-limits/flexible-rate-limits.js';
+import { FlexibleRateLimits } from '../../src/infrastructure/platform/rate-limits/flexible-rate-limits.js';
 import { getFrom } from '../support/from-address.js';
 import { serversOnOneDatabase } from '../support/server.js';
 

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import pg from 'pg';
-import { MIGRATIONS } from '../../src/schema/migrations.js';
+import { MIGRATIONS } from '../../src/infrastructure/schema/migrations.js';
 import { inheritedEnv } from '../support/process.js';
 
 const DATABASE_URL = process.env.DATABASE_URL ?? '';
@@ -61,7 +61,7 @@ async function withDatabase(name: string, test: (url: string) => Promise<void>):
 describe('npm run migration:run', () => {
   withServer('applies the pending migrations under the lock the instances take at start, then finds none pending', () =>
     withDatabase('migrate', async (url) => {
-      // An instance applying migrations holds this lock (src/platform/database/database.ts).
+      // An instance applying migrations holds this lock (src/infrastructure/platform/database/database.ts).
       const instance = await connected(url);
       try {
         await instance.query('SELECT pg_advisory_lock($1, $2)', MIGRATIONS_LOCK);

@@ -1,4 +1,4 @@
-import { ConfigError, loadConfig } from '../../src/platform/process/config.js';
+import { ConfigError, loadConfig } from '../../src/infrastructure/platform/config.js';
 
 /** The message loadConfig refuses `env` with; fails the test if it accepts it. */
 export function refusal(env: Record<string, string>): string {

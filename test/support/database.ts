@@ -1,8 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
-import { dataSourceOptions } from '../../src/schema/data-source-options.js';
-import { type EmbeddedDatabase, startEmbeddedPostgres } from '../../src/platform/database/embedded-postgres.js';
+import { dataSourceOptions } from '../../src/infrastructure/schema/data-source-options.js';
+import {
+  type EmbeddedDatabase,
+  startEmbeddedPostgres,
+} from '../../src/infrastructure/platform/database/embedded-postgres.js';
 
 export type TestDatabase = {
   dataSource: DataSource;

@@ -1,7 +1,7 @@
 // Plays "a service": runs the embedded PostgreSQL of <dataDir> in a process of its own, so a test
 // can SIGKILL it (leaving postgres orphaned), keep it alive (holding the DATA_DIR), or run it as
 // another OS user, or with TMPDIR of its own (Jest's process.env does not reach os.tmpdir()).
-// <module> is a compiled copy of src/platform/database/embedded-postgres.ts; [options] is JSON.
+// <module> is a compiled copy of src/infrastructure/platform/database/embedded-postgres.ts; [options] is JSON.
 // Prints one JSON line, {url} once started or {name, message} if the start failed; stops postgres
 // and exits when its stdin ends.
 import { pathToFileURL } from 'node:url';

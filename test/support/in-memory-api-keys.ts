@@ -1,4 +1,9 @@
-import { type ApiKeyInfo, ApiKeys, type IssuedApiKey, type RevokeResult } from '../../src/application/api-keys.js';
+import {
+  type ApiKeyInfo,
+  ApiKeys,
+  type IssuedApiKey,
+  type RevokeResult,
+} from '../../src/application/access/api-keys.js';
 
 /** An honest fake of ApiKeys: issues numbered keys, keeps them, revokes them. */
 export class InMemoryApiKeys extends ApiKeys {

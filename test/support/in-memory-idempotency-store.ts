@@ -3,9 +3,9 @@ import {
   IdempotencyKeyReusedError,
   IdempotencyStore,
   type IdempotentCreate,
-} from '../../src/application/create-pet.js';
-import type { Pet } from '../../src/domain/pet.js';
-import type { PetRepository } from '../../src/domain/pet-repository.js';
+} from '../../src/application/pets/create-pet.js';
+import type { Pet } from '../../src/domain/pets/pet.js';
+import type { PetRepository } from '../../src/domain/pets/pet-repository.js';
 
 /**
  * An honest fake: one record per (caller, key), kept only when the create succeeded; a create

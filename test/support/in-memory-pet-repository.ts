@@ -1,5 +1,5 @@
-import type { NewPet, Pet } from '../../src/domain/pet.js';
-import { PetRepository, type PetListQuery } from '../../src/domain/pet-repository.js';
+import type { NewPet, Pet } from '../../src/domain/pets/pet.js';
+import { PetRepository, type PetListQuery } from '../../src/domain/pets/pet-repository.js';
 
 /** An honest fake: assigns ids in order, pages by id, filters by status, like PostgreSQL does. */
 export class InMemoryPetRepository extends PetRepository {

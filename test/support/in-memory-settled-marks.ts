@@ -1,4 +1,4 @@
-import { type SettledMark, SettledMarks } from '../../src/domain/pet-repository.js';
+import { type SettledMark, SettledMarks } from '../../src/domain/pets/pet-repository.js';
 import type { InMemoryPetRepository } from './in-memory-pet-repository.js';
 
 /** The in-memory store's marks: its creates settle as they are acknowledged. Counts fresh reads. */

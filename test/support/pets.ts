@@ -1,4 +1,4 @@
-import type { NewPet, Pet } from '../../src/domain/pet.js';
+import type { NewPet, Pet } from '../../src/domain/pets/pet.js';
 
 export function aNewPet(overrides: Partial<NewPet> = {}): NewPet {
   return { name: 'Rex', categoryId: 1, status: 'available', ...overrides };

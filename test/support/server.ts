@@ -4,12 +4,12 @@ import { PARAMS_PROVIDER_TOKEN } from 'nestjs-pino';
 import type { DestinationStream } from 'pino';
 import { APP_OPTIONS, configureApp, createExpressAdapter } from '../../src/app.js';
 import { AppModule } from '../../src/app.module.js';
-import { loadConfig, petstoreConfig } from '../../src/platform/process/config.js';
-import { DatabaseServer } from '../../src/platform/database/database-server.js';
-import { findFreePort } from '../../src/platform/database/embedded-postgres.js';
-import { NoRateLimits } from '../../src/platform/rate-limits/flexible-rate-limits.js';
-import { RateLimits } from '../../src/platform/rate-limits/rate-limits.js';
-import { loggerParams } from '../../src/platform/observability/logging.js';
+import { loadConfig, petstoreConfig } from '../../src/infrastructure/platform/config.js';
+import { DatabaseServer } from '../../src/infrastructure/platform/database/database-server.js';
+import { findFreePort } from '../../src/infrastructure/platform/database/embedded-postgres.js';
+import { NoRateLimits } from '../../src/infrastructure/platform/rate-limits/flexible-rate-limits.js';
+import { RateLimits } from '../../src/application/platform/rate-limits.js';
+import { loggerParams } from '../../src/interface/http/platform/logging.js';
 import { openTestDatabase, type TestDatabase } from './database.js';
 import { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
 

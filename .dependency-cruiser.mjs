@@ -1,0 +1,79 @@
+// The dependency rule of the design card (docs/contributing.md), checked by `npm run lint` on the
+// import graph TypeScript itself resolves. test/unit/architecture.spec.ts shows each rule failing on
+// a deliberate violation (test/fixtures/layers/).
+//
+//   interface ──► application ──► domain ◄── infrastructure
+//                      ▲                           │
+//                      └───────────────────────────┘
+//   src/*.ts (main, app, app.module, the CLI entry points) ──► everything
+const LAYERS = '^src/(domain|application|interface|infrastructure)/';
+// Not counted as I/O for the pure layers: only types and helpers that touch nothing outside.
+const PURE_CORE = '^(node:)?(crypto|util)$';
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+export default {
+  forbidden: [
+    {
+      name: 'only-the-four-layers',
+      comment: 'src/ holds the four layers of the design card and the entry files beside them, nothing else.',
+      severity: 'error',
+      from: { path: '^src/[^/]+/', pathNot: LAYERS },
+      to: {},
+    },
+    {
+      name: 'domain-is-plain-typescript',
+      comment: 'The domain imports only the domain: no package, no Node I/O, no outer layer.',
+      severity: 'error',
+      from: { path: '^src/domain/' },
+      to: { pathNot: ['^src/domain/', PURE_CORE] },
+    },
+    {
+      name: 'application-needs-only-the-domain',
+      comment: 'Use cases and their ports import the domain and each other: no package, no HTTP, no adapter.',
+      severity: 'error',
+      from: { path: '^src/application/' },
+      to: { pathNot: ['^src/(application|domain)/', PURE_CORE] },
+    },
+    {
+      name: 'interface-drives-through-ports',
+      comment: 'What drives the service reaches what the service drives only through a port in application/.',
+      severity: 'error',
+      from: { path: '^src/interface/' },
+      to: { path: '^src/infrastructure/' },
+    },
+    {
+      name: 'infrastructure-never-drives',
+      comment: 'Adapters implement ports; they never import the HTTP edge or the CLIs.',
+      severity: 'error',
+      from: { path: '^src/infrastructure/' },
+      to: { path: '^src/interface/' },
+    },
+    {
+      name: 'layers-do-not-import-the-composition-root',
+      comment: 'main.ts, app.ts, app.module.ts and the entry points wire the layers; no layer imports them.',
+      severity: 'error',
+      from: { path: LAYERS },
+      to: { path: '^src/[^/]+\\.ts$' },
+    },
+    {
+      name: 'platform-knows-no-product',
+      comment:
+        'The platform (HTTP edge, database process, observability) would serve any product: it imports no pet or key.',
+      severity: 'error',
+      from: { path: '/platform/' },
+      to: { path: '^src/.*/(pets|access)/' },
+    },
+    {
+      name: 'no-cycles',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { circular: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'] },
+  },
+};

@@ -1,0 +1,35 @@
+import { StoreUnavailableError } from '../../../application/platform/store-unavailable-error.js';
+
+// SQLSTATE classes that mean "the database is not answering", not "the query is wrong":
+// 08 connection exception, 53 insufficient resources, 57P01-57P05 shutdown / cannot connect now,
+// 57014 statement timeout (an overloaded server), 55P03 lock_timeout (a lock held too long),
+// 25006 read-only transaction (the server reached is a standby now: a failover is under way).
+const UNAVAILABLE_SQLSTATE = /^(08|53|57P0[1-5]|57014|55P03|25006)/;
+// What pg and TypeORM say, without a code, when the server is gone or never answered.
+// TypeORM's QueryRunnerAlreadyReleasedError and QueryRunnerProviderAlreadyReleasedError: the
+// connection under a transaction died (a failover ended it) and TypeORM let go of it, COMMIT unsent.
+const UNAVAILABLE_MESSAGE =
+  /Connection terminated|timeout exceeded when trying to connect|not queryable|Connection is not established|Driver not Connected|Query read timeout|ECONNREFUSED|ECONNRESET|Query runner already released|connection provided by a query runner was already released/;
+
+/** True when an error from pg or TypeORM means the store did not answer. */
+export function isUnavailable(error: unknown): boolean {
+  // Not `instanceof Error`: socket errors may come from another realm (Jest's VM modules, workers).
+  if (typeof error !== 'object' || error === null) return false;
+  const code = 'code' in error ? String(error.code) : '';
+  const message = 'message' in error ? String(error.message) : '';
+  if (UNAVAILABLE_SQLSTATE.test(code)) return true;
+  // A SQLSTATE of another class (syntax, constraint, ...) is a bug, not an outage.
+  if (/^[0-9A-Z]{5}$/.test(code)) return false;
+  if (code.startsWith('E')) return true; // Node socket errors: ECONNREFUSED, ETIMEDOUT, ...
+  return UNAVAILABLE_MESSAGE.test(message);
+}
+
+/** Runs a store call so that no driver error crosses a port: outages become StoreUnavailableError. */
+export async function translateStoreErrors<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (isUnavailable(error)) throw new StoreUnavailableError({ cause: error });
+    throw error;
+  }
+}

@@ -1,0 +1,114 @@
+import { DataSource, type DataSourceOptions } from 'typeorm';
+import { type DatabaseWaits, openDataSource } from './database.js';
+import { queryOnce } from './pg-probe.js';
+import { type Replica, ReplicaSet } from './replica-set.js';
+import { propertyOf } from '../../../application/platform/property-of.js';
+
+/** How long a read waits for a replica before it goes to the primary: a stopped replica costs a read at most this. */
+export const REPLICA_READ_DEADLINE_MS = 500;
+/** How often each instance measures its replicas' lag and looks for one that came back. */
+export const REPLICA_CHECK_MS = 500;
+
+/**
+ * The replicas of DATABASE_REPLICA_URLS, each with a pool of its own opened by the first check
+ * that finds it answering (a replica that is down at start-up does not stop the service), and the
+ * checks that keep the ReplicaSet current. Nest calls onApplicationShutdown when the app closes.
+ */
+export class TypeOrmReplicas<Reads> {
+  readonly set: ReplicaSet<Reads>;
+  private readonly replicas: PgReplica<Reads>[];
+
+  constructor(
+    primary: DataSource,
+    urls: string[],
+    options: {
+      maxLagSeconds: number;
+      /** The primary's data source options for another server, with other waits. */
+      optionsFor: (url: string, waits: DatabaseWaits) => DataSourceOptions;
+      /** What reads go through on a replica's pool (a repository on it). */
+      readsOn: (dataSource: DataSource) => Reads;
+      log?: (line: string) => void;
+    },
+  ) {
+    this.replicas = urls.map((url) => new PgReplica(url, options.optionsFor, options.readsOn));
+    const primaryLsn = async (): Promise<string> => {
+      const rows: unknown = await primary.query('SELECT pg_current_wal_lsn()::text AS lsn');
+      const row: unknown = Array.isArray(rows) ? rows[0] : undefined;
+      const lsn = propertyOf(row, 'lsn');
+      if (typeof lsn !== 'string') throw new Error('the primary gave no WAL position');
+      return lsn;
+    };
+    this.set = new ReplicaSet(primaryLsn, this.replicas, {
+      maxLagMs: options.maxLagSeconds * 1000,
+      readDeadlineMs: REPLICA_READ_DEADLINE_MS,
+      log: options.log,
+    });
+  }
+
+  get none(): boolean {
+    return this.replicas.length === 0;
+  }
+
+  start(): void {
+    if (!this.none) this.set.start(REPLICA_CHECK_MS);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.set.stop();
+    await Promise.all(this.replicas.map((replica) => replica.close()));
+  }
+}
+
+class PgReplica<Reads> implements Replica<Reads> {
+  readonly name: string;
+  private dataSource: DataSource | null = null;
+  private opening: Promise<void> | null = null;
+  private replicaReads: Reads | null = null;
+
+  constructor(
+    private readonly url: string,
+    private readonly optionsFor: (url: string, waits: DatabaseWaits) => DataSourceOptions,
+    private readonly readsOn: (dataSource: DataSource) => Reads,
+  ) {
+    const parsed = new URL(url);
+    this.name = `${parsed.hostname}:${parsed.port || 5432}`;
+  }
+
+  reads(): Reads | null {
+    return this.replicaReads;
+  }
+
+  open(): Promise<void> {
+    if (this.dataSource !== null) return Promise.resolve();
+    this.opening ??= this.connect().finally(() => (this.opening = null));
+    return this.opening;
+  }
+
+  private async connect(): Promise<void> {
+    // The primary's pool settings, with waits short enough for the read deadline: a replica that
+    // does not answer is given up on, and the read goes to the primary.
+    const options = this.optionsFor(this.url, {
+      connectMs: REPLICA_READ_DEADLINE_MS,
+      statementMs: REPLICA_READ_DEADLINE_MS,
+    });
+    // Opened like the primary's, so that connections that go silent are dropped, not lent out again.
+    const dataSource = await openDataSource({ ...options, migrationsRun: false });
+    this.dataSource = dataSource;
+    this.replicaReads = this.readsOn(dataSource);
+  }
+
+  /** On a connection of its own, not the pool's: a pool whose connections hang would hang the check too. */
+  async replayLsn(): Promise<string | null> {
+    const [row] = await queryOnce<{ lsn: string | null }>(
+      this.url,
+      'SELECT pg_last_wal_replay_lsn()::text AS lsn',
+      REPLICA_READ_DEADLINE_MS,
+    );
+    return row?.lsn ?? null;
+  }
+
+  async close(): Promise<void> {
+    await this.opening?.catch(() => undefined);
+    if (this.dataSource?.isInitialized) await this.dataSource.destroy();
+  }
+}

@@ -1,0 +1,144 @@
+import { Redis } from 'ioredis';
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { type RateLimitPolicy, RateLimits, type RateLimitState } from '../../../application/platform/rate-limits.js';
+
+export type RateLimitSettings = {
+  /** Requests per minute for one API key. */
+  perKeyPerMinute: number;
+  /** Failed authentications per minute from one client address. */
+  failedAuthenticationsPerMinute: number;
+};
+
+/**
+ * Fixed one-minute windows from rate-limiter-flexible. With a Redis client the counters are
+ * shared by every instance; if Redis stops answering, each instance falls back to counting in its
+ * own memory (the insurance limiter) rather than failing requests or letting everything through.
+ */
+export class FlexibleRateLimits extends RateLimits {
+  private readonly perKey: Limit;
+  private readonly failedAuthentications: Limit;
+
+  constructor(
+    settings: RateLimitSettings,
+    private readonly redis: Redis | null,
+  ) {
+    super();
+    this.perKey = new Limit('per-key', 'petstore:key', settings.perKeyPerMinute, redis);
+    this.failedAuthentications = new Limit(
+      'failed-auth',
+      'petstore:auth-failure',
+      settings.failedAuthenticationsPerMinute,
+      redis,
+    );
+  }
+
+  hitKey(caller: string): Promise<RateLimitState> {
+    return this.perKey.hit(caller);
+  }
+
+  hitFailedAuthentication(address: string): Promise<RateLimitState> {
+    return this.failedAuthentications.hit(address);
+  }
+
+  async failedAuthenticationBlock(address: string): Promise<RateLimitState | null> {
+    const state = await this.failedAuthentications.peek(address);
+    return state?.refused === true ? state : null;
+  }
+
+  async degradation(): Promise<string | null> {
+    if (this.redis === null) return null;
+    try {
+      await this.redis.ping();
+      return null;
+    } catch {
+      return 'Redis does not answer: rate limits are counted per instance';
+    }
+  }
+}
+
+/** RATE_LIMIT=off, for benchmarks. */
+export class NoRateLimits extends RateLimits {
+  hitKey(): Promise<null> {
+    return Promise.resolve(null);
+  }
+
+  hitFailedAuthentication(): Promise<null> {
+    return Promise.resolve(null);
+  }
+
+  failedAuthenticationBlock(): Promise<null> {
+    return Promise.resolve(null);
+  }
+
+  degradation(): Promise<null> {
+    return Promise.resolve(null);
+  }
+}
+
+const WINDOW_SECONDS = 60;
+
+/** One named limit: a quota per fixed one-minute window. */
+class Limit {
+  private readonly limiter: RateLimiterAbstract;
+
+  constructor(
+    private readonly policy: RateLimitPolicy,
+    keyPrefix: string,
+    private readonly quota: number,
+    redis: Redis | null,
+  ) {
+    const options = { keyPrefix, points: quota, duration: WINDOW_SECONDS };
+    this.limiter =
+      redis === null
+        ? new RateLimiterMemory(options)
+        : new RateLimiterRedis({
+            ...options,
+            storeClient: redis,
+            rejectIfRedisNotReady: true,
+            insuranceLimiter: new RateLimiterMemory(options),
+          });
+  }
+
+  async hit(key: string): Promise<RateLimitState> {
+    try {
+      return this.state(await this.limiter.consume(key), false);
+    } catch (rejection) {
+      if (rejection instanceof RateLimiterRes) return this.state(rejection, true);
+      throw rejection;
+    }
+  }
+
+  /** The counter as it stands, without counting; null when it has not started or cannot be read. */
+  async peek(key: string): Promise<RateLimitState | null> {
+    const counter = await this.limiter.get(key).catch(() => null);
+    return counter === null ? null : this.state(counter, counter.remainingPoints <= 0);
+  }
+
+  private state(counter: RateLimiterRes, refused: boolean): RateLimitState {
+    return {
+      policy: this.policy,
+      quota: this.quota,
+      windowSeconds: WINDOW_SECONDS,
+      remaining: Math.max(0, counter.remainingPoints),
+      resetSeconds: Math.max(1, Math.ceil(counter.msBeforeNext / 1000)),
+      refused,
+    };
+  }
+}
+
+/**
+ * A Redis client that fails fast instead of queueing commands while Redis is away, and gives up
+ * on a command that gets no answer (a Redis that hangs keeps its connection open): a request then
+ * waits at most REDIS_COMMAND_TIMEOUT_MS before its counting falls back to memory.
+ */
+export const REDIS_COMMAND_TIMEOUT_MS = 250;
+
+export function connectRedis(url: string): Redis {
+  return new Redis(url, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    connectTimeout: 2000,
+    commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
+    lazyConnect: false,
+  });
+}

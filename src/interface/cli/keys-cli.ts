@@ -1,0 +1,46 @@
+import type { ApiKeys } from '../../application/access/api-keys.js';
+
+export const KEYS_USAGE = `Usage:
+  npm run keys -- issue --label NAME   issue a new key (printed once) with a label of 1-100 characters
+  npm run keys -- list                 list keys: id, label, created, revoked (never the key)
+  npm run keys -- revoke ID            revoke a key; it stops working within the key cache time (5 s by default)`;
+
+/** `npm run keys`: parses the arguments and talks to ApiKeys. Returns the exit code. */
+export async function runKeysCommand(args: string[], apiKeys: ApiKeys, print: (line: string) => void): Promise<number> {
+  const [command, ...rest] = args;
+  if (command === 'issue') {
+    const label = rest[0] === '--label' && rest.length === 2 ? (rest[1] ?? '').trim() : null;
+    if (label === null || label.length === 0 || label.length > 100 || /\p{Cc}/u.test(label)) {
+      return usage(print, 'issue needs --label NAME (1-100 printable characters)');
+    }
+    const issued = await apiKeys.issue(label);
+    print(`Issued key ${issued.id} (${issued.label}). It is shown this once; only its hash is stored:`);
+    print(issued.key);
+    return 0;
+  }
+  if (command === 'list' && rest.length === 0) {
+    const keys = await apiKeys.list();
+    print(['id', 'label', 'created', 'revoked'].join('\t'));
+    for (const key of keys)
+      print([key.id, key.label, key.createdAt.toISOString(), key.revokedAt?.toISOString() ?? '-'].join('\t'));
+    return 0;
+  }
+  if (command === 'revoke') {
+    const id = rest.length === 1 && /^[1-9]\d{0,15}$/.test(rest[0] ?? '') ? Number(rest[0]) : null;
+    if (id === null) return usage(print, 'revoke needs one key id (a positive integer, see list)');
+    const result = await apiKeys.revoke(id);
+    if (result === 'not_found') {
+      print(`No key has id ${id}.`);
+      return 1;
+    }
+    print(result === 'revoked' ? `Revoked key ${id}.` : `Key ${id} was already revoked.`);
+    return 0;
+  }
+  return usage(print, command === undefined ? 'no command given' : `unknown command or arguments: ${args.join(' ')}`);
+}
+
+function usage(print: (line: string) => void, problem: string): number {
+  print(`Error: ${problem}`);
+  print(KEYS_USAGE);
+  return 2;
+}

@@ -1,0 +1,124 @@
+import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { Request, Response } from 'express';
+import { ApiError, ERROR_CODES, type ErrorCode, type ErrorResponse } from './api-error.js';
+import { StoreUnavailableError } from '../../../application/platform/store-unavailable-error.js';
+import { propertyOf } from '../../../application/platform/property-of.js';
+
+/** Seconds a client should wait before retrying when the database does not answer. */
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
+
+export type ErrorReply = { body: ErrorResponse; headers: Record<string, string> };
+
+/** What the filter needs of a request: Express's, or a plain object in a test. */
+export type RequestLine = { method: string; originalUrl: string };
+
+/**
+ * Where failures become HTTP. Pure, so each case is unit-tested. Order: our own ApiError (the
+ * product's errors arrive as one, from PetErrorsFilter), a store that does not answer, then what
+ * Nest and the Express router throw, then anything else as a 500 that reveals nothing.
+ */
+export function toErrorResponse(exception: unknown, request: RequestLine): ErrorReply {
+  if (exception instanceof ApiError) return reply(exception.status, exception.message, exception.headers);
+  if (exception instanceof StoreUnavailableError) {
+    return reply(503, 'The service cannot reach its database; retry later', {
+      'Retry-After': String(UNAVAILABLE_RETRY_AFTER_SECONDS),
+    });
+  }
+  const status = httpStatusOf(exception);
+  if (status !== null && status >= 400 && status < 500)
+    return reply(status, clientErrorMessage(status, exception, request));
+  return reply(500, 'Internal server error');
+}
+
+const CODE_BY_STATUS = new Map<number, ErrorCode>(
+  Object.entries(ERROR_CODES).map(([status, code]) => [Number(status), code]),
+);
+
+/**
+ * The Error body, built here only: the filter, the Express fallbacks and the answers written
+ * before Express (server-errors.ts) all send what this returns. A status the table does not name
+ * (417, 431, ...) gets the code of its class.
+ */
+export function errorBody(status: number, message: string): ErrorResponse {
+  return { code: CODE_BY_STATUS.get(status) ?? (status < 500 ? 'invalid_request' : 'internal_error'), message, status };
+}
+
+function reply(status: number, message: string, headers: Record<string, string> = {}): ErrorReply {
+  return { body: errorBody(status, message), headers };
+}
+
+/** Nest's HttpExceptions (an unknown route), and the http-errors objects of the Express router. */
+function httpStatusOf(exception: unknown): number | null {
+  if (exception instanceof HttpException) return exception.getStatus();
+  const status = propertyOf(exception, 'status') ?? propertyOf(exception, 'statusCode');
+  return typeof status === 'number' && Number.isInteger(status) ? status : null;
+}
+
+function clientErrorMessage(status: number, exception: unknown, request: RequestLine): string {
+  if (status === 404) return `No route for ${request.method} ${pathOf(request).slice(0, 200)}`;
+  const message = propertyOf(exception, 'message');
+  // The router's words for a path parameter that is not percent-encoded UTF-8.
+  if (typeof message === 'string' && message.startsWith('Failed to decode param'))
+    return 'Request path is not valid percent-encoded UTF-8';
+  return 'Invalid request';
+}
+
+/** The path as the client sent it (under /v1 too), without the query. */
+function pathOf(request: { originalUrl: string }): string {
+  return request.originalUrl.split('?', 1)[0] ?? '';
+}
+
+/** Sends an Error body on any Node response (Express's included) whose head is not out yet. */
+export function writeErrorBody(response: ServerResponse, body: ErrorResponse, headers: OutgoingHttpHeaders): void {
+  const json = JSON.stringify(body);
+  response.writeHead(body.status, { ...headers, ...errorBodyHeaders(json) });
+  response.end(json);
+}
+
+/** The headers that describe an Error body (its JSON as sent). */
+export function errorBodyHeaders(json: string): { 'Content-Type': string; 'Content-Length': number } {
+  return { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(json) };
+}
+
+const logger = new Logger('ErrorFilter');
+
+/**
+ * Set before the failure, they no longer describe the Error body: a static file's type, range or
+ * validators, or the Location of a pet whose transaction then failed.
+ */
+const STALE_HEADERS = ['Content-Type', 'Content-Range', 'Content-Disposition', 'ETag', 'Last-Modified', 'Location'];
+
+/** Answers any failure with the Error body. Used by the filter and, outside /v1, by app.ts. */
+export function answerWithError(
+  exception: unknown,
+  request: IncomingMessage & RequestLine,
+  response: ServerResponse,
+): void {
+  const { body, headers } = toErrorResponse(exception, request);
+  if (body.status === 503) {
+    logger.warn(`${request.method} ${pathOf(request)}: database unavailable`);
+  } else if (body.status >= 500) {
+    // The stack goes to the log, never to the client.
+    logger.error(
+      `${request.method} ${pathOf(request)} failed`,
+      exception instanceof Error ? exception.stack : String(exception),
+    );
+  }
+  if (response.headersSent) {
+    response.end();
+    return;
+  }
+  for (const stale of STALE_HEADERS) response.removeHeader(stale);
+  // A body the client is still sending is not read to its end just to keep the connection:
+  // the connection closes after this answer instead.
+  writeErrorBody(response, body, request.complete ? headers : { ...headers, Connection: 'close' });
+}
+
+@Catch()
+export class ErrorFilter implements ExceptionFilter {
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const http = host.switchToHttp();
+    answerWithError(exception, http.getRequest<Request>(), http.getResponse<Response>());
+  }
+}

@@ -1,0 +1,166 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { RequestMethod } from '@nestjs/common';
+import type { Params } from 'nestjs-pino';
+import type { Options } from 'pino-http';
+import { type DestinationStream, type Logger, pino } from 'pino';
+import pinoPretty, { type MessageFormatFunc } from 'pino-pretty';
+import type { LevelWithSilent } from 'pino';
+import { routeOf } from './metrics.js';
+import { propertyOf } from '../../../application/platform/property-of.js';
+
+const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export type LogSettings = { level: LevelWithSilent; pretty: boolean };
+
+type HttpLogOptions = NonNullable<Options<IncomingMessage, ServerResponse>>;
+
+/**
+ * nestjs-pino (pino-http underneath): Nest's own lines and one line per request. JSON lines on
+ * stdout by default; `pretty` (for people) turns the same lines into one coloured line each. The
+ * request line holds the request id, method, route pattern, status and duration, nothing else: no
+ * headers (Authorization), no query, no body.
+ */
+export function loggerParams(
+  log: LogSettings,
+  destination?: DestinationStream,
+  colour = hasColours(process.stdout),
+): Params {
+  const options: HttpLogOptions = {
+    level: log.level,
+    // The client's X-Request-Id when sane, else a new one; always echoed.
+    genReqId: (request: IncomingMessage, response: ServerResponse) => {
+      const given = request.headers['x-request-id'];
+      const id = typeof given === 'string' && SANE_REQUEST_ID.test(given) ? given : randomUUID();
+      response.setHeader('X-Request-Id', id);
+      return id;
+    },
+    customLogLevel: (_request, response, error) =>
+      error !== undefined || response.statusCode >= 500 ? 'error' : 'info',
+    customSuccessMessage: () => 'request',
+    customErrorMessage: () => 'request',
+    customAttributeKeys: { req: 'request', res: 'response', responseTime: 'durationMs' },
+    // The route is known only once a route has handled the request.
+    customSuccessObject: (request, _response, fields: object) => ({ ...fields, route: routeOf(request) }),
+    customErrorObject: (request, _response, _error, fields: object) => ({ ...fields, route: routeOf(request) }),
+    // Unwrapped: pino-http would first copy every request and response into pino-std-serializers'
+    // full objects (url, headers, address...), only for these two to keep a field or two of them.
+    // Unwrapped serializers go by the keys as renamed above.
+    wrapSerializers: false,
+    serializers: {
+      request: (request: { id: unknown; method: unknown }) => ({ id: request.id, method: request.method }),
+      response: (response: { statusCode: unknown }) => ({ status: response.statusCode }),
+    },
+  };
+  // Explicit: nestjs-pino's default routes add the paths outside /v1 a second time (two lines each).
+  const forRoutes: Params['forRoutes'] = [{ path: '{*path}', method: RequestMethod.ALL }];
+  if (log.pretty) {
+    // A person also wants the path that was asked for (the JSON line keeps only the route pattern).
+    const withPath: HttpLogOptions = {
+      ...options,
+      customSuccessObject: (request, _response, fields: object) => ({
+        ...fields,
+        route: routeOf(request),
+        path: pathOf(request),
+      }),
+      customErrorObject: (request, _response, _error, fields: object) => ({
+        ...fields,
+        route: routeOf(request),
+        path: pathOf(request),
+      }),
+    };
+    return { forRoutes, pinoHttp: [withPath, prettyStream(destination ?? 1, colour)] };
+  }
+  // Lines are written in batches of 4 KiB, or once a second: a write per line cost about a tenth of
+  // a request (docs/performance.md). pino flushes what is left when the process exits.
+  return { forRoutes, pinoHttp: [options, destination ?? stdoutDestination()] };
+}
+
+/**
+ * The pretty log: pino-pretty in this thread, writing synchronously, so that its lines and the
+ * first-run key banner (written straight to stdout) come out in the order they were written.
+ */
+function prettyStream(destination: DestinationStream | 1 | 2, colour: boolean): DestinationStream {
+  return pinoPretty({
+    destination,
+    sync: true,
+    colorize: colour,
+    translateTime: 'SYS:HH:MM:ss.l',
+    // Shown in the message, or of no use to a person at a terminal.
+    ignore: 'pid,hostname,context,request,response,durationMs,route,path',
+    singleLine: true,
+    messageFormat: prettyMessage,
+  });
+}
+
+/**
+ * A request: `GET /v1/pets/42 200 3 ms id=<request id>`, the status coloured by its class. Nest's
+ * own lines: `[Context] message`.
+ */
+export const prettyMessage: MessageFormatFunc = (line, messageKey, _levelLabel, { colors }) => {
+  const requestId = textOf(propertyOf(line.request, 'id'));
+  const id = requestId === '' ? '' : ` ${colors.gray(`id=${requestId}`)}`;
+  const status = propertyOf(line.response, 'status');
+  if (typeof status === 'number') {
+    const paint =
+      status >= 500 ? colors.red : status >= 400 ? colors.yellow : status >= 300 ? colors.cyan : colors.green;
+    const method = colors.bold(textOf(propertyOf(line.request, 'method')));
+    return `${method} ${textOf(line.path)} ${paint(String(status))} ${textOf(line.durationMs)} ms${id}`;
+  }
+  const context = textOf(line.context);
+  return `${context === '' ? '' : `${colors.yellow(`[${context}]`)} `}${textOf(line[messageKey])}${id}`;
+};
+
+function textOf(value: unknown): string {
+  return typeof value === 'string' || typeof value === 'number' ? String(value) : '';
+}
+
+/** The path asked for, without its query. */
+function pathOf(request: IncomingMessage): string {
+  // Express's originalUrl: `url` has lost the prefix of a router mounted on a path.
+  const originalUrl: unknown = Reflect.get(request, 'originalUrl');
+  const url = typeof originalUrl === 'string' ? originalUrl : (request.url ?? '');
+  const query = url.indexOf('?');
+  return query === -1 ? url : url.slice(0, query);
+}
+
+/** Colour only for a terminal that shows it (Node's check honours NO_COLOR, FORCE_COLOR and TERM). */
+function hasColours(stream: NodeJS.WriteStream): boolean {
+  return stream.isTTY && stream.hasColors();
+}
+
+let stdout: ReturnType<typeof pino.destination> | null = null;
+
+function stdoutDestination(): ReturnType<typeof pino.destination> {
+  stdout ??= pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: 1000 });
+  return stdout;
+}
+
+/**
+ * Writes out what the stdout log still holds: before the process exits, and before anything is
+ * written to stdout past the log (the first-run key banner). pino's own flush at exit is
+ * synchronous, and a synchronous write that meets a reader gone away (`main.js | head`, EPIPE) is
+ * retried forever by sonic-boom, so the process never exits. An asynchronous one that meets EPIPE
+ * makes pino stop writing, and the exit then goes through.
+ */
+export function flushLog(timeoutMs = 1000): Promise<void> {
+  const destination = stdout;
+  if (destination === null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, timeoutMs);
+    destination.flush(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
+/**
+ * For lines written while the service starts, before Nest's own logger exists (Nest buffers its
+ * lines until then, and drops them if the start fails): same format, written at once.
+ */
+export function startupLogger(log: LogSettings, dest: 1 | 2 = 1): Logger {
+  if (log.pretty)
+    return pino({ level: log.level }, prettyStream(dest, hasColours(dest === 1 ? process.stdout : process.stderr)));
+  return pino({ level: log.level }, pino.destination({ dest, sync: true }));
+}

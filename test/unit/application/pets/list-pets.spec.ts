@@ -1,0 +1,136 @@
+import { ListPets } from '../../../../src/application/pets/list-pets.js';
+import { type SettledMark, SettledMarks } from '../../../../src/domain/pets/pet-repository.js';
+import { InMemoryPetRepository } from '../../../support/in-memory-pet-repository.js';
+import { InMemorySettledMarks } from '../../../support/in-memory-settled-marks.js';
+import { aNewPet } from '../../../support/pets.js';
+
+async function storeWith(count: number, status: 'available' | 'sold' = 'available'): Promise<InMemoryPetRepository> {
+  const pets = new InMemoryPetRepository();
+  for (let i = 1; i <= count; i++) await pets.add(aNewPet({ name: `pet ${i}`, status }));
+  return pets;
+}
+
+function listPetsOf(pets: InMemoryPetRepository): ListPets {
+  return new ListPets(pets, new InMemorySettledMarks(pets));
+}
+
+/** Marks as a test sets them: `settledUpTo` is what the next fresh read returns. */
+class ScriptedMarks extends SettledMarks {
+  freshReads = 0;
+  mark: SettledMark | null = null;
+  settledUpTo = 0;
+
+  last(): SettledMark | null {
+    return this.mark;
+  }
+
+  fresh(): Promise<SettledMark> {
+    this.freshReads++;
+    this.mark = { upToId: this.settledUpTo, position: '0/0' };
+    return Promise.resolve(this.mark);
+  }
+}
+
+describe('ListPets', () => {
+  it('returns at most limit pets in ascending id order, and where the next page starts', async () => {
+    const pets = await storeWith(5);
+
+    const page = await listPetsOf(pets).execute({ limit: 2 });
+
+    expect(page.pets.map((pet) => pet.id)).toEqual([1, 2]);
+    expect(page.nextAfterId).toBe(2);
+  });
+
+  it('starts the next page after the last pet of this one, whatever the limit', async () => {
+    const pets = await storeWith(10);
+
+    const page = await listPetsOf(pets).execute({ limit: 4, afterId: 1 });
+
+    expect(page.pets.map((pet) => pet.id)).toEqual([2, 3, 4, 5]);
+    expect(page.nextAfterId).toBe(5);
+  });
+
+  it('continues after the given id', async () => {
+    const pets = await storeWith(5);
+
+    const page = await listPetsOf(pets).execute({ limit: 2, afterId: 2 });
+
+    expect(page.pets.map((pet) => pet.id)).toEqual([3, 4]);
+  });
+
+  it('gives no next page when the last pets fill the page exactly', async () => {
+    const pets = await storeWith(4);
+
+    const page = await listPetsOf(pets).execute({ limit: 2, afterId: 2 });
+
+    expect(page.pets.map((pet) => pet.id)).toEqual([3, 4]);
+    expect(page).not.toHaveProperty('nextAfterId');
+  });
+
+  it('filters by status across pages', async () => {
+    const pets = new InMemoryPetRepository();
+    for (const status of ['sold', 'available', 'sold', 'sold'] as const) await pets.add(aNewPet({ status }));
+
+    const first = await listPetsOf(pets).execute({ status: 'sold', limit: 2 });
+    const second = await listPetsOf(pets).execute({ status: 'sold', limit: 2, afterId: first.nextAfterId });
+
+    expect(first.pets.map((pet) => pet.id)).toEqual([1, 3]);
+    expect(second.pets.map((pet) => pet.id)).toEqual([4]);
+    expect(second.nextAfterId).toBeUndefined();
+  });
+
+  it('returns an empty page for an empty store', async () => {
+    expect(await listPetsOf(new InMemoryPetRepository()).execute({ limit: 20 })).toEqual({ pets: [] });
+  });
+
+  describe('serves only settled pets', () => {
+    it('serves no pet above the settled mark, and gives no next page past it', async () => {
+      const pets = await storeWith(5);
+      const marks = new ScriptedMarks();
+      marks.settledUpTo = 3;
+
+      const page = await new ListPets(pets, marks).execute({ limit: 2, afterId: 1 });
+
+      expect(page).toEqual({ pets: [expect.objectContaining({ id: 2 }), expect.objectContaining({ id: 3 })] });
+    });
+
+    it('reads no new mark for a full page below the last one', async () => {
+      const pets = await storeWith(10);
+      const marks = new ScriptedMarks();
+      marks.settledUpTo = 10;
+      await new ListPets(pets, marks).execute({ limit: 20 });
+
+      const page = await new ListPets(pets, marks).execute({ limit: 2 });
+
+      expect(page.nextAfterId).toBe(2);
+      expect(marks.freshReads).toBe(1);
+    });
+
+    it('reads a fresh mark for a short page, so that the pets settled since are served', async () => {
+      const pets = await storeWith(3);
+      const marks = new ScriptedMarks();
+      marks.settledUpTo = 3;
+      await new ListPets(pets, marks).execute({ limit: 20 });
+      await pets.add(aNewPet());
+      marks.settledUpTo = 4;
+
+      const page = await new ListPets(pets, marks).execute({ limit: 20 });
+
+      expect(page.pets.map((pet) => pet.id)).toEqual([1, 2, 3, 4]);
+      expect(marks.freshReads).toBe(2);
+    });
+
+    it('reads a fresh mark for a page that reaches the last one', async () => {
+      const pets = await storeWith(4);
+      const marks = new ScriptedMarks();
+      marks.settledUpTo = 2;
+      await new ListPets(pets, marks).execute({ limit: 20 });
+      marks.settledUpTo = 4;
+
+      const page = await new ListPets(pets, marks).execute({ limit: 2 });
+
+      expect(page.pets.map((pet) => pet.id)).toEqual([1, 2]);
+      expect(page.nextAfterId).toBe(2);
+    });
+  });
+});

@@ -1,0 +1,44 @@
+import { FlexibleRateLimits } from '../../../../../src/infrastructure/platform/rate-limits/flexible-rate-limits.js';
+
+describe('FlexibleRateLimits (in memory)', () => {
+  it('reports the "per-key" budget of each request, and refuses the one past the quota', async () => {
+    const limits = new FlexibleRateLimits({ perKeyPerMinute: 2, failedAuthenticationsPerMinute: 5 }, null);
+
+    const first = await limits.hitKey('caller-a');
+    const second = await limits.hitKey('caller-a');
+    const third = await limits.hitKey('caller-a');
+    const other = await limits.hitKey('caller-b');
+
+    expect(first).toEqual({
+      policy: 'per-key',
+      quota: 2,
+      windowSeconds: 60,
+      remaining: 1,
+      resetSeconds: 60,
+      refused: false,
+    });
+    expect(second).toMatchObject({ remaining: 0, refused: false });
+    expect(third).toMatchObject({ policy: 'per-key', remaining: 0, refused: true });
+    expect(third?.resetSeconds).toBeGreaterThanOrEqual(1);
+    expect(third?.resetSeconds).toBeLessThanOrEqual(60);
+    expect(other).toMatchObject({ remaining: 1, refused: false });
+  });
+
+  it('blocks an address only once its "failed-auth" quota is used, and looking does not count', async () => {
+    const limits = new FlexibleRateLimits({ perKeyPerMinute: 100, failedAuthenticationsPerMinute: 2 }, null);
+
+    const before = await limits.failedAuthenticationBlock('192.0.2.1');
+    const firstFailure = await limits.hitFailedAuthentication('192.0.2.1');
+    for (let i = 0; i < 5; i++) await limits.failedAuthenticationBlock('192.0.2.1');
+    const stillOpen = await limits.failedAuthenticationBlock('192.0.2.1');
+    const secondFailure = await limits.hitFailedAuthentication('192.0.2.1');
+    const blocked = await limits.failedAuthenticationBlock('192.0.2.1');
+
+    expect(before).toBeNull();
+    expect(firstFailure).toMatchObject({ policy: 'failed-auth', quota: 2, remaining: 1, refused: false });
+    expect(stillOpen).toBeNull();
+    expect(secondFailure).toMatchObject({ remaining: 0, refused: false });
+    expect(blocked).toMatchObject({ policy: 'failed-auth', remaining: 0, refused: true });
+    expect(await limits.failedAuthenticationBlock('192.0.2.2')).toBeNull();
+  });
+});

@@ -1,0 +1,71 @@
+import { runKeysCommand } from '../../../../src/interface/cli/keys-cli.js';
+import { InMemoryApiKeys } from '../../../support/in-memory-api-keys.js';
+
+async function run(args: string[], keys = new InMemoryApiKeys()): Promise<{ code: number; output: string[] }> {
+  const output: string[] = [];
+  const code = await runKeysCommand(args, keys, (line) => output.push(line));
+  return { code, output };
+}
+
+describe('npm run keys', () => {
+  it('issue prints the new key once and stores it', async () => {
+    const keys = new InMemoryApiKeys();
+
+    const { code, output } = await run(['issue', '--label', 'ci'], keys);
+
+    expect(code).toBe(0);
+    expect(output).toEqual(['Issued key 1 (ci). It is shown this once; only its hash is stored:', 'key-1']);
+    expect(await keys.identify('key-1')).not.toBeNull();
+  });
+
+  it('list shows id, label, created and revoked, never a key', async () => {
+    const keys = new InMemoryApiKeys();
+    await keys.issue('ci');
+    await keys.issue('laptop');
+    await keys.revoke(2);
+
+    const { code, output } = await run(['list'], keys);
+
+    expect(code).toBe(0);
+    expect(output).toEqual([
+      'id\tlabel\tcreated\trevoked',
+      '1\tci\t2026-11-21T00:00:00.000Z\t-',
+      '2\tlaptop\t2026-11-21T00:00:00.000Z\t2026-11-22T00:00:00.000Z',
+    ]);
+    expect(output.join('\n')).not.toContain('key-');
+  });
+
+  it('revoke stops the key, says so, and tells an unknown or already revoked id apart', async () => {
+    const keys = new InMemoryApiKeys();
+    await keys.issue('ci');
+
+    expect(await run(['revoke', '1'], keys)).toEqual({ code: 0, output: ['Revoked key 1.'] });
+    expect(await keys.identify('key-1')).toBeNull();
+    expect(await run(['revoke', '1'], keys)).toEqual({ code: 0, output: ['Key 1 was already revoked.'] });
+    expect(await run(['revoke', '9'], keys)).toEqual({ code: 1, output: ['No key has id 9.'] });
+  });
+
+  it.each([
+    [[]],
+    [['issue']],
+    [['issue', '--label']],
+    [['issue', '--label', '   ']],
+    [['issue', '--label', 'x'.repeat(101)]],
+    [['issue', '--name', 'ci']],
+    [['revoke']],
+    [['revoke', 'abc']],
+    [['revoke', '0']],
+    [['revoke', '1', '2']],
+    [['list', 'extra']],
+    [['delete', '1']],
+  ])('answers %j with the error, the usage and exit code 2', async (args) => {
+    const keys = new InMemoryApiKeys();
+
+    const { code, output } = await run(args, keys);
+
+    expect(code).toBe(2);
+    expect(output[0]).toMatch(/^Error: /);
+    expect(output[1]).toContain('Usage:');
+    expect(await keys.list()).toEqual([]);
+  });
+});
