@@ -4,9 +4,9 @@ import { ListPets } from '../../../../src/application/pets/list-pets.js';
 import {
   SETTLE_LOCK_TIMEOUT_MS,
   SETTLE_PAUSE_MS,
-  TypeOrmPetRepository,
   TypeOrmSettledMarks,
-} from '../../../../src/infrastructure/pets/typeorm-pet-repository.js';
+} from '../../../../src/infrastructure/pets/typeorm-settled-marks.js';
+import { TypeOrmPetRepository } from '../../../../src/infrastructure/pets/typeorm-pet-repository.js';
 import { dataSourceOptions } from '../../../../src/infrastructure/schema/data-source-options.js';
 import { openTestDatabase, type TestDatabase } from '../../../support/database.js';
 import { aNewPet } from '../../../support/pets.js';

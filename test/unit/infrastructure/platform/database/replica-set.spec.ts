@@ -2,10 +2,8 @@ import { jest } from '@jest/globals';
 import type { NewPet, Pet } from '../../../../../src/domain/pets/pet.js';
 import { PetRepository, type PetListQuery } from '../../../../../src/domain/pets/pet-repository.js';
 import { parseLsn, type Replica, ReplicaSet } from '../../../../../src/infrastructure/platform/database/replica-set.js';
-import {
-  ReplicaBehindError,
-  ReplicaRoutingPetRepository,
-} from '../../../../../src/infrastructure/pets/typeorm-pet-repository.js';
+import { ReplicaBehindError } from '../../../../../src/infrastructure/pets/typeorm-replica-pet-repository.js';
+import { ReplicaRoutingPetRepository } from '../../../../../src/infrastructure/pets/replica-routing-pet-repository.js';
 import { InMemoryPetRepository } from '../../../../support/in-memory-pet-repository.js';
 import { aNewPet } from '../../../../support/pets.js';
 import { StoreUnavailableError } from '../../../../../src/application/platform/store-unavailable-error.js';

@@ -1,0 +1,84 @@
+import type { NewPet, Pet } from '../../domain/pets/pet.js';
+import { PetRepository, type PetListQuery } from '../../domain/pets/pet-repository.js';
+import { StoreUnavailableError } from '../../application/platform/store-unavailable-error.js';
+import type { ReplicaSet } from '../platform/database/replica-set.js';
+import { ReplicaBehindError } from './typeorm-replica-pet-repository.js';
+
+/**
+ * Reads from a replica when one is usable, everything else from the primary. A replica that
+ * fails or is slower than the deadline costs the read that deadline, then the read goes to the
+ * primary. Read-your-writes: a pet a replica does not have (it may not have replayed the create
+ * yet) is looked for on the primary before the answer is 404. A list under a settled mark goes
+ * only to a replica that has replayed past the mark's position, so that it lacks no settled pet.
+ */
+export class ReplicaRoutingPetRepository extends PetRepository {
+  constructor(
+    private readonly primary: PetRepository,
+    private readonly replicas: ReplicaSet<PetRepository>,
+  ) {
+    super();
+  }
+
+  add(pet: NewPet): Promise<Pet> {
+    return this.primary.add(pet);
+  }
+
+  async findById(id: number): Promise<Pet | null> {
+    const found = await this.fromReplica((pets) => pets.findById(id));
+    return found ?? this.primary.findById(id);
+  }
+
+  /**
+   * A page whose mark no replica was seen past goes to the primary. When the primary is missing (a
+   * failover), a replica is tried after all: the mark was read before the primary went, so the
+   * replica has usually replayed past it since, and its read checks that itself.
+   */
+  async list(query: PetListQuery): Promise<Pet[]> {
+    const read = (pets: PetRepository): Promise<Pet[]> => pets.list(query);
+    const position = query.settled?.position;
+    const fromReplica = await this.fromReplica(read, position);
+    if (fromReplica !== null) return fromReplica;
+    try {
+      return await this.primary.list(query);
+    } catch (error) {
+      if (!(error instanceof StoreUnavailableError) || position === undefined) throw error;
+      const fromAnyReplica = await this.fromReplica(read);
+      if (fromAnyReplica === null) throw error;
+      return fromAnyReplica;
+    }
+  }
+
+  /**
+   * The replica's answer, or null when there is none to ask, it has not replayed past the page's
+   * mark yet, or it failed (it is then taken out).
+   * A read that finds the replica unavailable is tried once more, within the same deadline, once
+   * the pool has dropped the connections that were cut: a balancer in front of several replicas
+   * cuts its sessions to one it takes out (a replica promoted in a failover) and sends a new
+   * connection to another. Taking them all out would send reads to a primary that may be missing.
+   */
+  private async fromReplica<T>(read: (pets: PetRepository) => Promise<T>, replayedPast?: string): Promise<T | null> {
+    const replica = this.replicas.pick(replayedPast);
+    if (replica === null) return null;
+    const readTwice = async (): Promise<T> => {
+      try {
+        return await read(replica.reads);
+      } catch (error) {
+        if (!(error instanceof StoreUnavailableError)) throw error;
+        // The other cut connections' close events are handled before this resumes.
+        await new Promise((resolve) => setImmediate(resolve));
+        return read(replica.reads);
+      }
+    };
+    try {
+      return await this.replicas.withinDeadline(readTwice());
+    } catch (error) {
+      if (error instanceof ReplicaBehindError) return null;
+      const reason =
+        error instanceof StoreUnavailableError
+          ? 'a read found it unavailable'
+          : `a read failed: ${error instanceof Error ? error.message : String(error)}`;
+      this.replicas.takeOut(replica.name, reason);
+      return null;
+    }
+  }
+}
