@@ -5,7 +5,8 @@ import type { NextFunction, Request, Response } from 'express';
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module.js';
 import { announceGetPetDeprecation } from './interface/http/pets/deprecation.js';
-import { buildOpenApiDocument, openApiDocumentOf, serveOpenApi } from './interface/http/pets/pets.openapi.js';
+import { buildOpenApiDocument } from './interface/http/pets/api-document.js';
+import { openApiDocumentOf, serveOpenApi } from './interface/http/platform/openapi-document.js';
 import { answerHeaders } from './interface/http/platform/answer-headers.js';
 import { useBrowserHeaders } from './interface/http/platform/browser-headers.js';
 import { answerWithError } from './interface/http/platform/error.filter.js';
@@ -17,6 +18,7 @@ import {
 import { HttpMetrics, observeRequests } from './interface/http/platform/metrics.js';
 import { type Config, petstoreConfig } from './infrastructure/platform/config.js';
 import { ShutdownState } from './interface/http/platform/shutdown-state.js';
+import { API_PREFIX } from './interface/http/platform/api-prefix.js';
 
 export { createExpressAdapter };
 
@@ -44,19 +46,20 @@ export async function configureApp(app: NestExpressApplication): Promise<NestExp
   app.useLogger(app.get(Logger));
   app.flushLogs();
   const config = app.get<Config>(petstoreConfig.KEY);
+  const servers = { production: config.publicBaseUrl ?? API_PREFIX, staging: config.stagingBaseUrl ?? API_PREFIX };
   useExpressSettings(app, config);
   answerNodeProtocol(app.getHttpServer());
   app.use(observeRequests(app.get(HttpMetrics)));
   useBrowserHeaders(app, {
     corsOrigins: config.corsOrigins,
-    servers: [config.publicBaseUrl, config.stagingBaseUrl],
+    servers: [servers.production, servers.staging],
     apiPaths: () => openApiDocumentOf(app).paths,
   });
   app.use(requireHostHeader);
   app.use(answerHeaders(app.get(ShutdownState)));
   app.use(announceGetPetDeprecation);
-  app.setGlobalPrefix('v1', { exclude: ['healthz', 'readyz', 'metrics'] });
-  serveOpenApi(app, buildOpenApiDocument(app, { production: config.publicBaseUrl, staging: config.stagingBaseUrl }));
+  app.setGlobalPrefix(API_PREFIX, { exclude: ['healthz', 'readyz', 'metrics'] });
+  serveOpenApi(app, buildOpenApiDocument(app, servers));
   await app.init();
   answerWhatNoRouteAnswers(app);
   return app;

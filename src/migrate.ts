@@ -3,45 +3,22 @@
 // one undone, under the instances' lock, so that instances starting meanwhile wait instead of failing
 // on "already exists" (TypeORM's own commands take no lock). No limit on a statement: this is where a
 // migration too long for a start is run (docs/production.md).
-import { ConfigError, loadConfig, readEnvFile } from './infrastructure/platform/config.js';
-import { openDatabaseServer } from './infrastructure/platform/database/database-server.js';
-import {
-  openDataSource,
-  revertLastMigrationInTurn,
-  runMigrationsInTurn,
-} from './infrastructure/platform/database/database.js';
-import { dataSourceOptions } from './infrastructure/schema/data-source-options.js';
+import { runCommand, withDatabase } from './cli.js';
+import { revertLastMigrationInTurn, runMigrationsInTurn } from './infrastructure/platform/database/database.js';
 
-readEnvFile();
-let exitCode = 1;
-try {
+await runCommand(async () => {
   const revert = commandIsRevert(process.argv.slice(2));
-  // Beside a running service on the embedded database, use its server rather than refuse.
-  const server = await openDatabaseServer(loadConfig(), { attachToRunning: true });
-  try {
-    const dataSource = await openDataSource(dataSourceOptions(server.url, server.schema));
-    try {
-      if (revert) {
-        const reverted = await revertLastMigrationInTurn(dataSource);
-        process.stdout.write(reverted === null ? 'No migration to revert.\n' : `Reverted ${reverted}\n`);
-      } else {
-        const applied = await runMigrationsInTurn(dataSource, 0);
-        const lines = applied.length === 0 ? ['No migration pending.'] : applied.map((name) => `Applied ${name}`);
-        process.stdout.write(`${lines.join('\n')}\n`);
-      }
-      exitCode = 0;
-    } finally {
-      await dataSource.destroy();
+  const lines = await withDatabase({ migrationsRun: false }, async (dataSource) => {
+    if (revert) {
+      const reverted = await revertLastMigrationInTurn(dataSource);
+      return [reverted === null ? 'No migration to revert.' : `Reverted ${reverted}`];
     }
-  } finally {
-    await server.stop();
-  }
-} catch (error) {
-  process.stderr.write(
-    `${error instanceof ConfigError ? 'Configuration error: ' : ''}${error instanceof Error ? error.message : String(error)}\n`,
-  );
-}
-process.exit(exitCode);
+    const applied = await runMigrationsInTurn(dataSource, 0);
+    return applied.length === 0 ? ['No migration pending.'] : applied.map((name) => `Applied ${name}`);
+  });
+  process.stdout.write(`${lines.join('\n')}\n`);
+  return 0;
+});
 
 function commandIsRevert(args: string[]): boolean {
   if (args.length === 0) return false;

@@ -10,7 +10,7 @@ import { AppModule } from '../src/app.module.js';
 import { loadConfig, petstoreConfig } from '../src/infrastructure/platform/config.js';
 import { dataSourceOptions } from '../src/infrastructure/schema/data-source-options.js';
 import { DatabaseServer } from '../src/infrastructure/platform/database/database-server.js';
-import { openApiDocumentOf } from '../src/interface/http/pets/pets.openapi.js';
+import { openApiDocumentOf } from '../src/interface/http/platform/openapi-document.js';
 
 const moduleRef = await Test.createTestingModule({ imports: [AppModule] })
   .overrideProvider(petstoreConfig.KEY)

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import openapiTS, { astToString } from 'openapi-typescript';
-import { SNAPSHOT_SERVERS } from '../../src/interface/http/pets/pets.openapi.js';
+import { SNAPSHOT_SERVERS } from '../../src/interface/http/pets/api-document.js';
 import { useService } from '../support/server.js';
 
 const service = useService({ servers: SNAPSHOT_SERVERS });

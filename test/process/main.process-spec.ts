@@ -1,4 +1,4 @@
-import { removeEmbeddedPostgres } from '../../src/infrastructure/platform/database/embedded-postgres.js';
+import { removeEmbeddedPostgres } from '../support/embedded-postgres.js';
 import { execFile, execFileSync, spawn } from 'node:child_process';
 import { mkdtemp } from 'node:fs/promises';
 import { connect } from 'node:net';

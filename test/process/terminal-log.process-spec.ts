@@ -1,4 +1,4 @@
-import { removeEmbeddedPostgres } from '../../src/infrastructure/platform/database/embedded-postgres.js';
+import { removeEmbeddedPostgres } from '../support/embedded-postgres.js';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { findFreePort } from '../../src/infrastructure/platform/database/embedded-postgres.js';
+import { findFreePort } from './free-port.js';
 
 export type TestRedis = { url: string; pause(): void; resume(): void; stop(): Promise<void> };
 

@@ -6,7 +6,7 @@ import { APP_OPTIONS, configureApp, createExpressAdapter } from '../../src/app.j
 import { AppModule } from '../../src/app.module.js';
 import { loadConfig, petstoreConfig } from '../../src/infrastructure/platform/config.js';
 import { DatabaseServer } from '../../src/infrastructure/platform/database/database-server.js';
-import { findFreePort } from '../../src/infrastructure/platform/database/embedded-postgres.js';
+import { findFreePort } from './free-port.js';
 import { NoRateLimits } from '../../src/infrastructure/platform/rate-limits/flexible-rate-limits.js';
 import { RateLimits } from '../../src/application/platform/rate-limits.js';
 import { loggerParams } from '../../src/interface/http/platform/logging.js';

@@ -11,9 +11,9 @@ export type Config = {
   databaseUrl: string | null;
   dataDir: string;
   apiKeys: string[];
-  /** The two servers of the OpenAPI document; relative (`/v1`) unless configured. */
-  publicBaseUrl: string;
-  stagingBaseUrl: string;
+  /** The two servers of the OpenAPI document; null: the API's own relative path. */
+  publicBaseUrl: string | null;
+  stagingBaseUrl: string | null;
   /** Signs paging cursors; null: a secret kept in the database, so cursors hold on every instance and across restarts. */
   cursorSecret: string | null;
   /** null: RATE_LIMIT=off. */
@@ -106,8 +106,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, stdoutIsTermina
     dataDir: nonEmpty(env.DATA_DIR) ?? './data',
     apiKeys: readApiKeys(env.API_KEYS),
     // Relative, so that Swagger UI's "Try it out" calls the host and port the page came from.
-    publicBaseUrl: readUrl('PUBLIC_BASE_URL', env.PUBLIC_BASE_URL) ?? '/v1',
-    stagingBaseUrl: readUrl('STAGING_BASE_URL', env.STAGING_BASE_URL) ?? '/v1',
+    publicBaseUrl: readUrl('PUBLIC_BASE_URL', env.PUBLIC_BASE_URL),
+    stagingBaseUrl: readUrl('STAGING_BASE_URL', env.STAGING_BASE_URL),
     cursorSecret: nonEmpty(env.CURSOR_SECRET),
     rateLimit: readSwitch('RATE_LIMIT', env.RATE_LIMIT)
       ? {

@@ -484,16 +484,8 @@ function lastMeaningfulLine(output: string): string {
   return line.replace(/^.*?\b(PANIC|FATAL|ERROR):\s*/, '$1: ');
 }
 
-/** Deletes DATA_DIR and the cluster it holds, also where that lives outside it (as root). For tests and tools. */
-export async function removeEmbeddedPostgres(dataDir: string): Promise<void> {
-  const link = path.join(path.resolve(dataDir), 'postgres');
-  const cluster = await readlink(link).catch(() => null);
-  if (cluster !== null) await rm(path.resolve(path.dirname(link), cluster), { recursive: true, force: true });
-  await rm(dataDir, { recursive: true, force: true });
-}
-
 /** A loopback port that was free a moment ago. */
-export function findFreePort(): Promise<number> {
+function findFreePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = createServer();
     probe.once('error', reject);

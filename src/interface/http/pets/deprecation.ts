@@ -1,4 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
+import { API_PREFIX } from '../platform/api-prefix.js';
 
 /** getPet is deprecated: removal on 5 December 2030; the replacement is GET /pets with a status filter. */
 export const GET_PET_SUNSET = 'Thu, 05 Dec 2030 00:00:00 GMT';
@@ -10,8 +11,10 @@ export const GET_PET_DEPRECATION = '@1795219200';
  * router's own 400 for an undecodable path included, carries Sunset (RFC 8594) and Deprecation
  * (RFC 9745).
  */
+const GET_PET_PATH = new RegExp(`^${API_PREFIX}/pets/[^/]+/?$`);
+
 export function announceGetPetDeprecation(request: Request, response: Response, next: NextFunction): void {
-  if ((request.method === 'GET' || request.method === 'HEAD') && /^\/v1\/pets\/[^/]+\/?$/.test(request.path)) {
+  if ((request.method === 'GET' || request.method === 'HEAD') && GET_PET_PATH.test(request.path)) {
     response.setHeader('Sunset', GET_PET_SUNSET);
     response.setHeader('Deprecation', GET_PET_DEPRECATION);
   }

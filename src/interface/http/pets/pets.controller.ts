@@ -40,6 +40,7 @@ import {
   type PetResponse,
   toPetResponse,
 } from './pet.dto.js';
+import { API_PREFIX } from '../platform/api-prefix.js';
 
 type PetError = PetNotFoundError | InvalidPetError | IdempotencyConflictError | IdempotencyKeyReusedError;
 
@@ -94,7 +95,7 @@ export class PetsController {
       const next = new URLSearchParams({ limit: String(limit), ...(query.status ? { status: query.status } : {}) });
       next.set('cursor', this.cursors.encode({ afterId: page.nextAfterId, status: query.status }));
       // RFC 8288; a path-absolute reference, resolved against the request URL by the client.
-      response.setHeader('Link', `</v1/pets?${next.toString()}>; rel="next"`);
+      response.setHeader('Link', `<${API_PREFIX}/pets?${next.toString()}>; rel="next"`);
     }
     return page.pets.map(toPetResponse);
   }
@@ -115,7 +116,7 @@ export class PetsController {
       { name: body.name, categoryId: body.categoryId, status: body.status },
       retry,
     );
-    response.location(`/v1/pets/${pet.id}`);
+    response.location(`${API_PREFIX}/pets/${pet.id}`);
     if (replayed) response.setHeader('Idempotent-Replayed', 'true');
     return toPetResponse(pet);
   }
@@ -130,13 +131,13 @@ export class PetsController {
   @All()
   @ApiExcludeEndpoint()
   collectionMethodNotAllowed(): never {
-    throw new ApiError(405, 'Method not allowed on /v1/pets: use GET or POST', { Allow: 'GET, POST' });
+    throw new ApiError(405, `Method not allowed on ${API_PREFIX}/pets: use GET or POST`, { Allow: 'GET, POST' });
   }
 
   @All(':petId')
   @ApiExcludeEndpoint()
   itemMethodNotAllowed(): never {
-    throw new ApiError(405, 'Method not allowed on /v1/pets/{petId}: use GET', { Allow: 'GET' });
+    throw new ApiError(405, `Method not allowed on ${API_PREFIX}/pets/{petId}: use GET`, { Allow: 'GET' });
   }
 }
 

@@ -1,4 +1,4 @@
-import { applyDecorators, type INestApplication } from '@nestjs/common';
+import { applyDecorators } from '@nestjs/common';
 import {
   ApiBody,
   ApiExtraModels,
@@ -6,80 +6,22 @@ import {
   ApiOperation,
   ApiParam,
   ApiResponse,
-  DocumentBuilder,
   getSchemaPath,
-  type OpenAPIObject,
-  SwaggerModule,
 } from '@nestjs/swagger';
-import { ERROR_CODES, type ErrorStatus, ErrorResponse } from '../platform/api-error.js';
+import {
+  error,
+  header,
+  type HeaderObject,
+  headersTooLarge,
+  internal,
+  rateLimited,
+  rateLimitHeaders,
+  unauthorized,
+  unavailable,
+} from '../platform/openapi-responses.js';
 import { GET_PET_DEPRECATION, GET_PET_SUNSET } from './deprecation.js';
 import { JSON_BODY_LIMIT } from '../platform/json-body.guard.js';
 import { NewPetRequest, PetResponse } from './pet.dto.js';
-
-type HeaderObject = { description: string; required: boolean; schema: { type: 'string' } };
-
-/** A response header; `required` ones are checked on every e2e response (test/support/contract.ts). */
-const header = (description: string, required = true): HeaderObject => ({
-  description,
-  required,
-  schema: { type: 'string' },
-});
-
-const rateLimit = header(
-  'IETF draft "RateLimit header fields for HTTP": where the counter stands, as `"<policy>";r=<requests remaining>;t=<seconds until the window resets>`. On a 429 the first item names the policy that refused the request.',
-);
-const rateLimitPolicy = header(
-  'IETF draft "RateLimit header fields for HTTP": the limit, as `"<policy>";q=<requests>;w=<window in seconds>`. The policies are `"per-key"` (requests per API key) and `"failed-auth"` (wrong keys per client address).',
-);
-
-/**
- * Every answer to a request with a key carries the RateLimit fields while rate limiting is on
- * (RATE_LIMIT): of `"per-key"` once the key is accepted, of `"failed-auth"` on a 401 for a wrong
- * key. A 429 always carries them. Node's own 431 comes before any key is read.
- */
-const rateLimitHeaders = (required: boolean): Record<string, HeaderObject> => ({
-  RateLimit: { ...rateLimit, required },
-  'RateLimit-Policy': { ...rateLimitPolicy, required },
-});
-
-/** An Error response, with an example body of its own status (not the schema's generic one). */
-const error = (status: ErrorStatus, description: string, headers: Record<string, HeaderObject> = {}) =>
-  ApiResponse({
-    status,
-    description,
-    type: ErrorResponse,
-    headers: { ...headers, ...rateLimitHeaders(status === 429) },
-    example: { code: ERROR_CODES[status], message: description, status },
-  });
-
-// The answers every operation shares; `headers` are the operation's own (getPet's deprecation).
-const unauthorized = (headers: Record<string, HeaderObject> = {}) =>
-  error(401, 'Missing or invalid API key.', {
-    ...headers,
-    'WWW-Authenticate': header(
-      '`Bearer realm="petstore"`, with `error="invalid_token"` when a key was presented but is wrong (RFC 6750).',
-    ),
-  });
-const unavailable = (headers: Record<string, HeaderObject> = {}) =>
-  error(503, 'The database does not answer; retry after the given delay.', {
-    ...headers,
-    'Retry-After': header('Seconds to wait before retrying.'),
-  });
-const internal = (headers: Record<string, HeaderObject> = {}) =>
-  error(500, 'Unexpected failure; the body reveals nothing of it.', headers);
-/** Node's HTTP parser answers this before any route, for any path. */
-const headersTooLarge = ApiResponse({
-  status: 431,
-  description: 'The request header section exceeds 16 KiB.',
-  type: ErrorResponse,
-  example: { code: 'invalid_request', message: 'Request header section exceeds 16 KiB', status: 431 },
-});
-const rateLimited = (headers: Record<string, HeaderObject> = {}) =>
-  error(
-    429,
-    'Too many requests for this API key (policy `"per-key"`), or too many wrong keys from this address (policy `"failed-auth"`).',
-    { ...headers, 'Retry-After': header('Seconds to wait before retrying.') },
-  );
 
 export const ListPetsDocs = () =>
   applyDecorators(
@@ -203,80 +145,3 @@ export const GetPetDocs = () =>
     unavailable(deprecationHeaders),
     ApiExtraModels(PetResponse),
   );
-
-/** The servers of the committed snapshot (docs/openapi.json): config.ts's defaults. */
-export const SNAPSHOT_SERVERS = { production: '/v1', staging: '/v1' };
-
-export function buildOpenApiDocument(
-  app: INestApplication,
-  servers: { production: string; staging: string },
-): OpenAPIObject {
-  const config = new DocumentBuilder()
-    .setTitle('Pet Store')
-    .setDescription(
-      'A store of animals available for adoption. Every operation needs `Authorization: Bearer <API key>`.',
-    )
-    .setVersion('1.0.0')
-    .addTag('pets', 'Animals available for adoption.')
-    .addServer(servers.production, 'Production')
-    .addServer(servers.staging, 'Staging')
-    // Not addBearerAuth(): it adds `bearerFormat: JWT`, and the keys are not JWTs.
-    .addSecurity('bearerAuth', {
-      type: 'http',
-      scheme: 'bearer',
-      description:
-        'An API key, sent as `Authorization: Bearer <key>` (the scheme name in any case). Keys are opaque strings, not JWTs: the ones the service issues are `psk_` followed by 43 base64url characters (256 random bits); an operator may also configure other keys (`API_KEYS`), of visible ASCII characters other than commas. Without a valid key every operation answers 401.',
-    })
-    .build();
-  // Paths are relative to the servers, which end in /v1.
-  const document = SwaggerModule.createDocument(app, config, {
-    ignoreGlobalPrefix: true,
-    extraModels: [PetResponse, ErrorResponse],
-  });
-  document.components ??= {};
-  document.components.schemas ??= {};
-  document.components.schemas.Pets = {
-    type: 'array',
-    description: 'A page of animals.',
-    items: { $ref: getSchemaPath('Pet') },
-  };
-  closeRequestBodies(document);
-  return document;
-}
-
-/**
- * BodyValidationPipe refuses a property a body's DTO does not define (forbidNonWhitelisted), so
- * every request-body schema says `additionalProperties: false`; @ApiSchema has no option for it.
- */
-function closeRequestBodies(document: OpenAPIObject): void {
-  const schemas = document.components?.schemas ?? {};
-  for (const path of Object.values(document.paths)) {
-    for (const operation of [path.get, path.put, path.post, path.patch, path.delete]) {
-      const body = operation?.requestBody;
-      const ref = body !== undefined && 'content' in body ? body.content['application/json']?.schema : undefined;
-      const schema =
-        ref !== undefined && '$ref' in ref ? schemas[ref.$ref.replace('#/components/schemas/', '')] : undefined;
-      if (schema !== undefined && !('$ref' in schema)) schema.additionalProperties = false;
-    }
-  }
-}
-
-const documents = new WeakMap<INestApplication, OpenAPIObject>();
-
-/** The document an app serves (for the snapshot script). */
-export function openApiDocumentOf(app: INestApplication): OpenAPIObject {
-  const document = documents.get(app);
-  if (document === undefined) throw new Error('serveOpenApi() was not called for this app');
-  return document;
-}
-
-/** /openapi.json, /openapi.yaml and Swagger UI at /docs; outside /v1 and needing no key. */
-export function serveOpenApi(app: INestApplication, document: OpenAPIObject): void {
-  documents.set(app, document);
-  SwaggerModule.setup('docs', app, document, {
-    jsonDocumentUrl: 'openapi.json',
-    yamlDocumentUrl: 'openapi.yaml',
-    customSiteTitle: 'Pet Store API',
-    swaggerOptions: { persistAuthorization: false },
-  });
-}

@@ -2,33 +2,50 @@ import { IncomingMessage, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
 import type { CorsOptions } from '@nestjs/common/interfaces/external/cors-options.interface.js';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { OpenAPIObject } from '@nestjs/swagger';
 import type { Request } from 'express';
 import helmet from 'helmet';
+import { API_PREFIX } from './api-prefix.js';
+
+type ApiPaths = OpenAPIObject['paths'];
 
 export type BrowserSettings = {
   /** CORS_ORIGINS: exact origins a page may call from; empty: CORS off. */
   corsOrigins: string[];
   /** The OpenAPI servers: an absolute one is another origin Swagger UI's "Try it out" calls. */
   servers: string[];
-  /** The OpenAPI document's paths (relative to /v1): which methods a preflight may allow. */
-  apiPaths: () => Record<string, Partial<Record<(typeof HTTP_METHODS)[number], unknown>>>;
+  /**
+   * The OpenAPI document's paths (relative to the API prefix): which methods a preflight may
+   * allow, and which headers the operations take and answer with.
+   */
+  apiPaths: () => ApiPaths;
 };
 
-/** What a page may send besides the CORS-safelisted headers. */
-const ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'Idempotency-Key', 'X-Request-Id'];
+/** Request headers of the platform's own: the key, the body's type, the request id of the log. */
+const PLATFORM_REQUEST_HEADERS = ['Authorization', 'Content-Type', 'X-Request-Id'];
+/** Response headers of the platform's own (the request log's id), besides those the operations declare. */
+const PLATFORM_RESPONSE_HEADERS = ['X-Request-Id'];
+/** Declared, not exposed: a page that gets a 401 reads why in the Error body. */
+const NOT_EXPOSED = new Set(['WWW-Authenticate']);
 
-/** What a page may read of an answer besides the CORS-safelisted headers. */
-const EXPOSED_HEADERS = [
-  'Link',
-  'Location',
-  'Idempotent-Replayed',
-  'Retry-After',
-  'Deprecation',
-  'Sunset',
-  'X-Request-Id',
-  'RateLimit',
-  'RateLimit-Policy',
-];
+/** What a page may send and read besides the CORS-safelisted headers, from the document. */
+function headersOf(paths: ApiPaths): { allowed: string[]; exposed: string[] } {
+  const operations = Object.values(paths).flatMap((item) => HTTP_METHODS.flatMap((method) => item[method] ?? []));
+  const taken = operations.flatMap(({ parameters = [] }) =>
+    parameters.flatMap((parameter) =>
+      'in' in parameter && parameter.in === 'header' && parameter.name !== undefined ? [parameter.name] : [],
+    ),
+  );
+  const answered = operations.flatMap(({ responses = {} }) =>
+    Object.values(responses).flatMap((response) =>
+      response !== undefined && 'headers' in response ? Object.keys(response.headers ?? {}) : [],
+    ),
+  );
+  return {
+    allowed: [...new Set([...PLATFORM_REQUEST_HEADERS, ...taken])],
+    exposed: [...new Set([...answered, ...PLATFORM_RESPONSE_HEADERS])].filter((name) => !NOT_EXPOSED.has(name)),
+  };
+}
 
 /** Browsers may keep a preflight's answer this long (Chromium caps it at 2 h). */
 const PREFLIGHT_MAX_AGE_SECONDS = 600;
@@ -125,16 +142,18 @@ type CorsCallback = (error: Error | null, options: CorsOptions) => void;
  */
 function corsFor(apiPaths: BrowserSettings['apiPaths'], origins: Set<string>) {
   let methodsByPath: MethodsByPath | null = null;
+  let headers: { allowed: string[]; exposed: string[] } | null = null;
   return (request: Request, callback: CorsCallback): void => {
     const origin = request.headers.origin;
     if (origin === undefined || !origins.has(origin)) return callback(null, { origin: false });
     // The document is complete only once the app is set up: read on the first cross-origin request.
     methodsByPath ??= readMethodsByPath(apiPaths());
+    headers ??= headersOf(apiPaths());
     callback(null, {
       origin,
       methods: request.method === 'OPTIONS' ? methodsOf(methodsByPath, request.path) : undefined,
-      allowedHeaders: ALLOWED_HEADERS,
-      exposedHeaders: EXPOSED_HEADERS,
+      allowedHeaders: headers.allowed,
+      exposedHeaders: headers.exposed,
       maxAge: PREFLIGHT_MAX_AGE_SECONDS,
     });
   };
@@ -145,7 +164,7 @@ type MethodsByPath = { pattern: RegExp; methods: string[] }[];
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
 
 /** The methods each /v1 path serves, from the OpenAPI document (paths there are relative to /v1). */
-function readMethodsByPath(paths: ReturnType<BrowserSettings['apiPaths']>): MethodsByPath {
+function readMethodsByPath(paths: ApiPaths): MethodsByPath {
   return Object.entries(paths).map(([template, item]) => {
     const methods = HTTP_METHODS.filter((method) => item[method] !== undefined).map((method) => method.toUpperCase());
     // Express answers HEAD wherever it answers GET.
@@ -154,7 +173,7 @@ function readMethodsByPath(paths: ReturnType<BrowserSettings['apiPaths']>): Meth
       .split('/')
       .map((segment) => (/^\{.+\}$/.test(segment) ? '[^/]+' : segment.replace(/[.*+?^$()|[\]\\]/g, '\\$&')))
       .join('/');
-    return { pattern: new RegExp(`^/v1${path}$`), methods };
+    return { pattern: new RegExp(`^${API_PREFIX}${path}$`), methods };
   });
 }
 

@@ -1,7 +1,8 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
-import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Request, Response } from 'express';
-import { ApiError, ERROR_CODES, type ErrorCode, type ErrorResponse } from './api-error.js';
+import { ApiError, type ErrorResponse } from './api-error.js';
+import { errorBody, writeErrorBody } from './error-body.js';
 import { StoreUnavailableError } from '../../../application/platform/store-unavailable-error.js';
 import { propertyOf } from '../../../application/platform/property-of.js';
 
@@ -31,19 +32,6 @@ export function toErrorResponse(exception: unknown, request: RequestLine): Error
   return reply(500, 'Internal server error');
 }
 
-const CODE_BY_STATUS = new Map<number, ErrorCode>(
-  Object.entries(ERROR_CODES).map(([status, code]) => [Number(status), code]),
-);
-
-/**
- * The Error body, built here only: the filter, the Express fallbacks and the answers written
- * before Express (server-errors.ts) all send what this returns. A status the table does not name
- * (417, 431, ...) gets the code of its class.
- */
-export function errorBody(status: number, message: string): ErrorResponse {
-  return { code: CODE_BY_STATUS.get(status) ?? (status < 500 ? 'invalid_request' : 'internal_error'), message, status };
-}
-
 function reply(status: number, message: string, headers: Record<string, string> = {}): ErrorReply {
   return { body: errorBody(status, message), headers };
 }
@@ -67,18 +55,6 @@ function clientErrorMessage(status: number, exception: unknown, request: Request
 /** The path as the client sent it (under /v1 too), without the query. */
 function pathOf(request: { originalUrl: string }): string {
   return request.originalUrl.split('?', 1)[0] ?? '';
-}
-
-/** Sends an Error body on any Node response (Express's included) whose head is not out yet. */
-export function writeErrorBody(response: ServerResponse, body: ErrorResponse, headers: OutgoingHttpHeaders): void {
-  const json = JSON.stringify(body);
-  response.writeHead(body.status, { ...headers, ...errorBodyHeaders(json) });
-  response.end(json);
-}
-
-/** The headers that describe an Error body (its JSON as sent). */
-export function errorBodyHeaders(json: string): { 'Content-Type': string; 'Content-Length': number } {
-  return { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(json) };
 }
 
 const logger = new Logger('ErrorFilter');

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse, S
 import type { Duplex } from 'node:stream';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import express from 'express';
-import { errorBody, errorBodyHeaders, writeErrorBody } from './error.filter.js';
+import { errorBody, errorBodyHeaders, writeErrorBody } from './error-body.js';
 
 /**
  * Nest's Express adapter, on a Node server that lets a request without Host through: Node would

@@ -184,16 +184,16 @@ async function compileModule(): Promise<string> {
   await chmod(dir, 0o755); // the non-root test user runs it from here
   const options = { module: ts.ModuleKind.ES2022, target: ts.ScriptTarget.ES2022 };
   // The module and the one module of ours it imports, laid out as in src/.
-  for (const file of ['platform/database/embedded-postgres.ts', 'platform/property-of.ts']) {
+  for (const file of ['infrastructure/platform/database/embedded-postgres.ts', 'application/platform/property-of.ts']) {
     const source = await readFile(path.join('src', file), 'utf8');
     await mkdir(path.join(dir, path.dirname(file)), { recursive: true });
     await writeFile(
       path.join(dir, file.replace(/\.ts$/, '.js')),
       ts.transpileModule(source, { compilerOptions: options }).outputText,
     );
+    for (let folder = path.dirname(file); folder !== '.'; folder = path.dirname(folder))
+      await chmod(path.join(dir, folder), 0o755);
   }
-  await chmod(path.join(dir, 'platform'), 0o755);
-  await chmod(path.join(dir, 'platform', 'database'), 0o755);
   await writeFile(path.join(dir, 'package.json'), '{ "type": "module" }');
   await symlink(path.resolve('node_modules'), path.join(dir, 'node_modules'));
   return dir;
@@ -212,7 +212,7 @@ async function hold(
 ): Promise<{ holder: ChildProcess; reply: HolderReply }> {
   const args = [
     path.resolve('test/support/hold-embedded-postgres.mjs'),
-    path.join(compiledDir, 'platform', 'database', 'embedded-postgres.js'),
+    path.join(compiledDir, 'infrastructure', 'platform', 'database', 'embedded-postgres.js'),
     data,
     JSON.stringify(as.options ?? {}),
   ];

@@ -2,7 +2,7 @@ import {
   StartupError,
   waitForDatabase,
 } from '../../../../../src/infrastructure/platform/database/wait-for-database.js';
-import { findFreePort } from '../../../../../src/infrastructure/platform/database/embedded-postgres.js';
+import { findFreePort } from '../../../../support/free-port.js';
 import { openTestDatabase, type TestDatabase } from '../../../../support/database.js';
 
 /** A clock whose sleeps pass at once and move time on by what they slept. */

@@ -4,11 +4,8 @@ import { connect } from 'node:net';
 import { HttpException, Logger, type LoggerService, NotFoundException } from '@nestjs/common';
 import { PetNotFoundError } from '../../../../../src/domain/pets/pet.js';
 import { ApiError } from '../../../../../src/interface/http/platform/api-error.js';
-import {
-  answerWithError,
-  errorBody,
-  toErrorResponse,
-} from '../../../../../src/interface/http/platform/error.filter.js';
+import { errorBody } from '../../../../../src/interface/http/platform/error-body.js';
+import { answerWithError, toErrorResponse } from '../../../../../src/interface/http/platform/error.filter.js';
 import { StoreUnavailableError } from '../../../../../src/application/platform/store-unavailable-error.js';
 
 const request = { method: 'GET', originalUrl: '/v1/somewhere?x=1' };
