@@ -5,7 +5,8 @@ import {
   BodyValidationPipe,
   cursorProblems,
   limitProblems,
-  ListPetsQueryPipe,
+  ListPetsQuery,
+  listPetsQueryPipe,
   NewPetRequest,
   onlyOnce,
   quoteField,
@@ -26,7 +27,8 @@ async function validateBody(value: unknown): Promise<unknown> {
     throw error instanceof InvalidPetError ? apiErrorOf(error) : error;
   }
 }
-const validateQuery = (value: unknown) => Promise.resolve().then(() => new ListPetsQueryPipe().transform(value));
+const validateQuery = (value: unknown): Promise<unknown> =>
+  listPetsQueryPipe.transform(value, { type: 'query', metatype: ListPetsQuery });
 
 /** The ApiError a body is refused with; fails the test if it is accepted or refused otherwise. */
 async function bodyRefusal(value: unknown): Promise<ApiError> {
