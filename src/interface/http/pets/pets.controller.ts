@@ -35,7 +35,7 @@ import { CreatePetDocs, GetPetDocs, ListPetsDocs } from './pets.openapi.js';
 import {
   BodyValidationPipe,
   ListPetsQuery,
-  listPetsQueryPipe,
+  ListPetsQueryPipe,
   NewPetRequest,
   type PetResponse,
   toPetResponse,
@@ -84,7 +84,7 @@ export class PetsController {
   @Get()
   @ListPetsDocs()
   async list(
-    @Query(listPetsQueryPipe) query: ListPetsQuery,
+    @Query(ListPetsQueryPipe) query: ListPetsQuery,
     @Res({ passthrough: true }) response: Response,
   ): Promise<PetResponse[]> {
     const limit = query.limit === undefined ? PAGE_LIMIT.default : Number(query.limit);

@@ -5,8 +5,7 @@ import {
   BodyValidationPipe,
   cursorProblems,
   limitProblems,
-  ListPetsQuery,
-  listPetsQueryPipe,
+  ListPetsQueryPipe,
   NewPetRequest,
   onlyOnce,
   quoteField,
@@ -27,8 +26,7 @@ async function validateBody(value: unknown): Promise<unknown> {
     throw error instanceof InvalidPetError ? apiErrorOf(error) : error;
   }
 }
-const validateQuery = (value: unknown): Promise<unknown> =>
-  listPetsQueryPipe.transform(value, { type: 'query', metatype: ListPetsQuery });
+const validateQuery = (value: unknown) => Promise.resolve().then(() => new ListPetsQueryPipe().transform(value));
 
 /** The ApiError a body is refused with; fails the test if it is accepted or refused otherwise. */
 async function bodyRefusal(value: unknown): Promise<ApiError> {
