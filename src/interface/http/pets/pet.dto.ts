@@ -1,14 +1,14 @@
 import { type ArgumentMetadata, type PipeTransform, ValidationPipe, type ValidationError } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
-import { Allow } from 'class-validator';
+import { ValidateBy, ValidateIf } from 'class-validator';
 import { PAGE_LIMIT } from '../../../application/pets/list-pets.js';
 import {
+  categoryIdProblems,
   codePointName,
   type CodePointRange,
   isPetStatus,
   MAX_CATEGORY_ID,
-  type NewPetInput,
-  newPetProblems,
+  nameProblems,
   type Pet,
   PET_NAME_FORBIDDEN,
   PET_NAME_MARKS,
@@ -21,7 +21,6 @@ import {
   statusProblems,
 } from '../../../domain/pets/pet.js';
 import { ApiError } from '../platform/api-error.js';
-import { propertyOf } from '../../../application/platform/property-of.js';
 
 /*
  * What createPet, listPets and getPet take and give on the wire: the bodies and the query as the
@@ -49,9 +48,26 @@ const NAME_DESCRIPTION = [
 ].join(' ');
 
 /**
- * The body of createPet as the document shows it. Its fields are only @Allow()ed, so that the
- * validation pipe refuses every other property; the values are checked once, by newPet() in the
- * domain, whose InvalidPetError is the 400.
+ * A domain rule (a function listing what it refuses) as a class-validator constraint: the DTO says
+ * which rule applies to which field, and each rule is defined once, in the domain.
+ */
+export function SatisfiesRule(rule: (value: unknown) => string[]): PropertyDecorator {
+  return ValidateBy({
+    name: 'satisfiesRule',
+    validator: {
+      validate: (value: unknown) => rule(value).length === 0,
+      defaultMessage: (args) => rule(args?.value).join('; '),
+    },
+  });
+}
+
+/** Checked only when given: IsOptional() would let null through too, and null is no status. */
+const IfGiven = (): PropertyDecorator => ValidateIf((_object: object, value: unknown) => value !== undefined);
+
+/**
+ * The body of createPet as the document shows it, with the domain's rules for its fields. The
+ * validation pipe refuses every other property; newPet() in the domain still guards the same
+ * rules, for callers that do not come through HTTP.
  */
 @ApiSchema({ name: 'NewPet', description: 'An animal to add to the store. No other properties are allowed.' })
 export class NewPetRequest {
@@ -63,7 +79,7 @@ export class NewPetRequest {
     not: { pattern: PET_NAME_NOT_PATTERN },
     example: 'Rex',
   })
-  @Allow()
+  @SatisfiesRule(nameProblems)
   name!: string;
 
   @ApiProperty({
@@ -74,7 +90,7 @@ export class NewPetRequest {
     maximum: MAX_CATEGORY_ID,
     example: 1,
   })
-  @Allow()
+  @SatisfiesRule(categoryIdProblems)
   categoryId!: number;
 
   @ApiPropertyOptional({
@@ -82,7 +98,8 @@ export class NewPetRequest {
     enum: PET_STATUSES,
     enumName: 'PetStatus',
   })
-  @Allow()
+  @IfGiven()
+  @SatisfiesRule(statusProblems)
   status?: PetStatus;
 }
 
@@ -187,11 +204,12 @@ function problemsOf(errors: ValidationError[]): string[] {
 
 /**
  * The NewPet body, which JsonBodyGuard has read and found to be a JSON object: Nest's
- * ValidationPipe with whitelist and forbidNonWhitelisted, so a property NewPet does not define (a
- * typo such as categoryID, or id) is refused. The values are the domain's to check (newPet());
- * a body refused here for its properties also names what newPet() would refuse in it, so that one
- * 400 names every offending field. The pipe silently drops keys named like Object.prototype members
- * (`constructor`, `__proto__`, `prototype`, ...) before it validates: those are named here too.
+ * ValidationPipe builds a NewPetRequest with class-transformer and checks it by the DTO's rules,
+ * with whitelist and forbidNonWhitelisted, so a property NewPet does not define (a typo such as
+ * categoryID, or id) is refused too; one 400 names every offending field. Nest and
+ * class-transformer drop keys named like Object.prototype members (`constructor`, `__proto__`,
+ * `prototype`, `toString`, ...) before any rule sees them, against prototype pollution: those are
+ * named here, in the same 400.
  */
 export class BodyValidationPipe implements PipeTransform {
   // No implicit conversion (class-transformer's default: "5" stays a string and fails the integer rule).
@@ -212,21 +230,10 @@ export class BodyValidationPipe implements PipeTransform {
       return body;
     } catch (error) {
       if (error instanceof InvalidInput)
-        throw new ApiError(
-          400,
-          `Invalid request body: ${[...new Set([...prototypeNamed, ...error.problems, ...newPetProblems(fieldsOf(value))])].join('; ')}`,
-        );
+        throw new ApiError(400, `Invalid request body: ${[...prototypeNamed, ...error.problems].join('; ')}`);
       throw error;
     }
   }
-}
-
-function fieldsOf(body: unknown): NewPetInput {
-  return {
-    name: propertyOf(body, 'name'),
-    categoryId: propertyOf(body, 'categoryId'),
-    status: propertyOf(body, 'status'),
-  };
 }
 
 /**

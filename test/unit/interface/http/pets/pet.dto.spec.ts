@@ -1,4 +1,5 @@
 import { expect } from '@jest/globals';
+import { validate } from 'class-validator';
 import { ApiError } from '../../../../../src/interface/http/platform/api-error.js';
 import {
   BodyValidationPipe,
@@ -8,8 +9,9 @@ import {
   NewPetRequest,
   onlyOnce,
   quoteField,
+  SatisfiesRule,
 } from '../../../../../src/interface/http/pets/pet.dto.js';
-import { InvalidPetError, newPet } from '../../../../../src/domain/pets/pet.js';
+import { InvalidPetError, newPet, newPetProblems } from '../../../../../src/domain/pets/pet.js';
 import { apiErrorOf } from '../../../../../src/interface/http/pets/pets.controller.js';
 
 const pipeBody = (value: unknown) =>
@@ -52,10 +54,51 @@ describe('request validation', () => {
     for (const field of ['name', 'categoryId', 'status', 'categoryID']) expect(error.message).toContain(field);
   });
 
-  it('leaves the values to the domain: a body of known fields passes the pipe as it is', async () => {
-    await expect(pipeBody({ name: '', categoryId: '5', status: null })).resolves.toEqual(
-      Object.assign(new NewPetRequest(), { name: '', categoryId: '5', status: null }),
+  it('refuses the values the domain refuses in the pipe, in its words, field by field', async () => {
+    await expect(pipeBody({ name: '', categoryId: '5', status: null })).rejects.toMatchObject({
+      status: 400,
+      message:
+        'Invalid request body: name must not be empty; categoryId must be an integer from 1 to 9007199254740991; status must be one of available, pending, sold',
+    });
+  });
+
+  it('names the unknown fields first, then the values, in one 400', async () => {
+    await expect(pipeBody({ categoryID: 5, name: 7, categoryId: 0 })).rejects.toMatchObject({
+      message:
+        'Invalid request body: "categoryID" is not a known field; name must be a string; categoryId must be an integer from 1 to 9007199254740991',
+    });
+  });
+
+  it.each<[Record<string, unknown>]>([
+    [{ name: 'Rex', categoryId: 1 }],
+    [{ name: 'Zoë 🐕', categoryId: Number.MAX_SAFE_INTEGER, status: 'pending' }],
+    [{ name: ' ', categoryId: 1 }],
+    [{ name: 'Re\u0000x', categoryId: 1 }],
+    [{ name: '\u200dRex', categoryId: 1 }],
+    [{ name: '\ud800', categoryId: 1 }],
+    [{ name: 'x'.repeat(256), categoryId: 1 }],
+    [{ name: ['Rex'], categoryId: 1.5 }],
+    [{ categoryId: 9007199254740992 }],
+    [{ name: 'Rex', categoryId: true, status: 'lost' }],
+    [{ name: 'Rex', categoryId: 1, status: 'Sold' }],
+  ])('agrees with the domain on %j', async (body) => {
+    const domain = newPetProblems({ name: body.name, categoryId: body.categoryId, status: body.status });
+
+    const refusal = await pipeBody(body).then(
+      () => [],
+      (thrown: unknown) => (thrown instanceof ApiError ? thrown.message.replace('Invalid request body: ', '') : thrown),
     );
+
+    expect(refusal).toEqual(domain.length === 0 ? [] : domain.join('; '));
+  });
+
+  it('lets status be omitted, but not null', async () => {
+    await expect(pipeBody({ name: 'Rex', categoryId: 1 })).resolves.toEqual(
+      Object.assign(new NewPetRequest(), { name: 'Rex', categoryId: 1 }),
+    );
+    await expect(pipeBody({ name: 'Rex', categoryId: 1, status: null })).rejects.toMatchObject({
+      message: 'Invalid request body: status must be one of available, pending, sold',
+    });
   });
 
   it('refuses an id in the body', async () => {
@@ -154,6 +197,22 @@ describe('validation pieces', () => {
 
     expect(error).toBeInstanceOf(Error);
     expect(error).toMatchObject({ message: 'boom' });
+  });
+
+  it('applies a rule as a class-validator constraint, whose message is what the rule says', async () => {
+    const rule = (value: unknown) => (value === 'ok' ? [] : ['x must be ok', 'x must be short']);
+    class Sample {
+      @SatisfiesRule(rule)
+      x!: unknown;
+    }
+
+    const refused = await validate(Object.assign(new Sample(), { x: 'no' }));
+    const accepted = await validate(Object.assign(new Sample(), { x: 'ok' }));
+
+    expect(refused.map((error) => [error.property, error.constraints])).toEqual([
+      ['x', { satisfiesRule: 'x must be ok; x must be short' }],
+    ]);
+    expect(accepted).toEqual([]);
   });
 
   it('accepts limit from 1 to 100, as text only', () => {
