@@ -28,6 +28,7 @@ import {
 } from './infrastructure/platform/rate-limits/flexible-rate-limits.js';
 import { ApiKeyRecord } from './infrastructure/access/api-key.record.js';
 import { TypeOrmApiKeys } from './infrastructure/access/typeorm-api-keys.js';
+import { CLEANUP_DEFAULTS, IdempotencyKeysCleanup } from './infrastructure/pets/idempotency-keys-cleanup.js';
 import { TypeOrmIdempotencyStore } from './infrastructure/pets/typeorm-idempotency-store.js';
 import { ReplicaRoutingPetRepository } from './infrastructure/pets/replica-routing-pet-repository.js';
 import { TypeOrmPetRepository } from './infrastructure/pets/typeorm-pet-repository.js';
@@ -104,6 +105,7 @@ export class DatabaseServerModule {}
       inject: [DATA_SOURCE, TypeOrmPetRepository],
       useFactory: (ds: DataSource, pets: TypeOrmPetRepository) => new TypeOrmIdempotencyStore(ds, pets),
     },
+    { provide: IdempotencyKeysCleanup, inject: [DATA_SOURCE], useFactory: idempotencyKeysCleanupFor },
     { provide: DatabasePool, inject: [DATA_SOURCE], useFactory: (ds: DataSource) => new TypeOrmDatabasePool(ds) },
     { provide: Readiness, inject: [DATA_SOURCE], useFactory: (ds: DataSource) => new DatabaseReadiness(ds) },
     {
@@ -170,6 +172,14 @@ function replicasFor(ds: DataSource, config: Config, server: DatabaseServer): Ty
   });
   replicas.start();
   return replicas;
+}
+
+/** Started here; Nest stops it (onModuleDestroy) when the app closes. */
+function idempotencyKeysCleanupFor(ds: DataSource): IdempotencyKeysCleanup {
+  const logger = new Logger('Idempotency');
+  const cleanup = new IdempotencyKeysCleanup(ds, { ...CLEANUP_DEFAULTS, log: (line) => logger.warn(line) });
+  cleanup.start();
+  return cleanup;
 }
 
 function rateLimitsFor(config: Config): RateLimits {
