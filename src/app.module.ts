@@ -5,7 +5,7 @@ import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
 import { LoggerModule } from 'nestjs-pino';
 import type { DataSource } from 'typeorm';
 import { ApiKeys } from './application/access/api-keys.js';
-import { CreatePet, IdempotencyStore } from './application/pets/create-pet.js';
+import { CreatePet, PetTransactions } from './application/pets/create-pet.js';
 import { DatabasePool } from './application/platform/database-pool.js';
 import { GetPet } from './application/pets/get-pet.js';
 import { ListPets } from './application/pets/list-pets.js';
@@ -28,9 +28,10 @@ import {
 } from './infrastructure/platform/rate-limits/flexible-rate-limits.js';
 import { ApiKeyRecord } from './infrastructure/access/api-key.record.js';
 import { TypeOrmApiKeys } from './infrastructure/access/typeorm-api-keys.js';
-import { TypeOrmIdempotencyStore } from './infrastructure/pets/typeorm-idempotency-store.js';
+import { CLEANUP_DEFAULTS, IdempotencyKeysCleanup } from './infrastructure/pets/idempotency-keys-cleanup.js';
 import { ReplicaRoutingPetRepository } from './infrastructure/pets/replica-routing-pet-repository.js';
 import { TypeOrmPetRepository } from './infrastructure/pets/typeorm-pet-repository.js';
+import { TypeOrmPetTransactions } from './infrastructure/pets/typeorm-pet-transactions.js';
 import { TypeOrmReplicaPetRepository } from './infrastructure/pets/typeorm-replica-pet-repository.js';
 import { TypeOrmSettledMarks } from './infrastructure/pets/typeorm-settled-marks.js';
 import { ReplicaSetStatus } from './infrastructure/platform/database/replica-set-status.js';
@@ -86,24 +87,17 @@ export class DatabaseServerModule {}
   controllers: [PetsController, HealthController, MetricsController],
   providers: [
     { provide: TypeOrmReplicas, inject: [DATA_SOURCE, CONFIG, DatabaseServer], useFactory: replicasFor },
-    // The pets on the primary; the use cases get them through PetRepository (reads may go to a
-    // replica) and the idempotency store runs them in its transaction.
-    {
-      provide: TypeOrmPetRepository,
-      inject: [DATA_SOURCE],
-      useFactory: (ds: DataSource) => new TypeOrmPetRepository(ds.manager),
-    },
+    // The pets on the primary; reads may go to a replica.
     {
       provide: PetRepository,
-      inject: [TypeOrmPetRepository, TypeOrmReplicas],
-      useFactory: (primary: TypeOrmPetRepository, replicas: TypeOrmReplicas<PetRepository>) =>
-        replicas.none ? primary : new ReplicaRoutingPetRepository(primary, replicas.set),
+      inject: [DATA_SOURCE, TypeOrmReplicas],
+      useFactory: (ds: DataSource, replicas: TypeOrmReplicas<PetRepository>) => {
+        const primary = new TypeOrmPetRepository(ds.manager);
+        return replicas.none ? primary : new ReplicaRoutingPetRepository(primary, replicas.set);
+      },
     },
-    {
-      provide: IdempotencyStore,
-      inject: [DATA_SOURCE, TypeOrmPetRepository],
-      useFactory: (ds: DataSource, pets: TypeOrmPetRepository) => new TypeOrmIdempotencyStore(ds, pets),
-    },
+    { provide: PetTransactions, inject: [DATA_SOURCE], useFactory: (ds: DataSource) => new TypeOrmPetTransactions(ds) },
+    { provide: IdempotencyKeysCleanup, inject: [DATA_SOURCE], useFactory: idempotencyKeysCleanupFor },
     { provide: DatabasePool, inject: [DATA_SOURCE], useFactory: (ds: DataSource) => new TypeOrmDatabasePool(ds) },
     { provide: Readiness, inject: [DATA_SOURCE], useFactory: (ds: DataSource) => new DatabaseReadiness(ds) },
     {
@@ -143,8 +137,8 @@ export class DatabaseServerModule {}
     },
     {
       provide: CreatePet,
-      inject: [PetRepository, IdempotencyStore],
-      useFactory: (pets: PetRepository, store: IdempotencyStore) => new CreatePet(pets, store),
+      inject: [PetRepository, PetTransactions],
+      useFactory: (pets: PetRepository, transactions: PetTransactions) => new CreatePet(pets, transactions),
     },
     { provide: GetPet, inject: [PetRepository], useFactory: (pets: PetRepository) => new GetPet(pets) },
     { provide: APP_GUARD, useClass: BearerKeyGuard },
@@ -170,6 +164,14 @@ function replicasFor(ds: DataSource, config: Config, server: DatabaseServer): Ty
   });
   replicas.start();
   return replicas;
+}
+
+/** Started here; Nest stops it (onModuleDestroy) when the app closes. */
+function idempotencyKeysCleanupFor(ds: DataSource): IdempotencyKeysCleanup {
+  const logger = new Logger('Idempotency');
+  const cleanup = new IdempotencyKeysCleanup(ds, { ...CLEANUP_DEFAULTS, log: (line) => logger.warn(line) });
+  cleanup.start();
+  return cleanup;
 }
 
 function rateLimitsFor(config: Config): RateLimits {

@@ -17,6 +17,11 @@ export class InMemoryPetRepository extends PetRepository {
     return Promise.resolve(pet ? { ...pet } : null);
   }
 
+  /** Undoes an add whose transaction failed (InMemoryPetTransactions); the id stays drawn, as a sequence's does. */
+  forget(id: number): void {
+    this.pets.delete(id);
+  }
+
   /** The highest id drawn: every create settles as it is acknowledged here. */
   get lastIdDrawn(): number {
     return this.lastId;

@@ -1,7 +1,7 @@
 import { newPet, type NewPetInput, type Pet } from '../../domain/pets/pet.js';
 import type { PetRepository } from '../../domain/pets/pet-repository.js';
 
-/** Makes a create safe to retry: the caller (a digest of its API key) and its Idempotency-Key. */
+/** Makes a create safe to retry: the caller (a digest of its API key, never the key) and its Idempotency-Key. */
 export type RetryKey = { caller: string; key: string };
 
 export type CreatedPet = { pet: Pet; replayed: boolean };
@@ -9,7 +9,7 @@ export type CreatedPet = { pet: Pet; replayed: boolean };
 export class CreatePet {
   constructor(
     private readonly pets: PetRepository,
-    private readonly idempotency: IdempotencyStore,
+    private readonly transactions: PetTransactions,
   ) {}
 
   /**
@@ -21,12 +21,52 @@ export class CreatePet {
     if (retry === undefined) return { pet: await this.pets.add(pet), replayed: false };
     // What the client asked for, whatever the layout of its JSON: a status sent differs from one omitted.
     const fingerprint = JSON.stringify([pet.name, pet.categoryId, input.status ?? null]);
-    return this.idempotency.once({ ...retry, fingerprint }, (pets) => pets.add(pet));
+
+    // The pet and its record are kept together or not at all: a failure leaves the key free for a retry.
+    return this.transactions.run(async ({ pets, keys }) => {
+      await keys.claim(retry);
+      const previous = await keys.find(retry);
+      if (previous !== null) {
+        if (previous.fingerprint !== fingerprint) throw new IdempotencyKeyReusedError();
+        const original = await pets.findById(previous.petId);
+        if (original === null)
+          throw new Error(`idempotency record points at pet ${previous.petId}, which does not exist`);
+        return { pet: original, replayed: true };
+      }
+      const created = await pets.add(pet);
+      await keys.remember(retry, { fingerprint, petId: created.id });
+      return { pet: created, replayed: false };
+    });
   }
 }
 
-/** A create the client may retry: who sent it (a digest of its API key, never the key), its Idempotency-Key, and what it asked for. */
-export type IdempotentCreate = { caller: string; key: string; fingerprint: string };
+/** What a keyed create remembers: what was asked for, and the pet it made. */
+export type IdempotencyRecord = { fingerprint: string; petId: number };
+
+/**
+ * The creates remembered per retry key, in one transaction of PetTransactions, which hands it out
+ * (no DI token of its own). Every method may throw StoreUnavailableError.
+ */
+export abstract class IdempotencyKeys {
+  /** Holds the key until the transaction ends, or throws IdempotencyConflictError while another one holds it. */
+  abstract claim(key: RetryKey): Promise<void>;
+  /** The record of an earlier create with this key, while it is remembered (24 hours); else null. */
+  abstract find(key: RetryKey): Promise<IdempotencyRecord | null>;
+  /** Remembers the create for the retention period, from the transaction's commit on. */
+  abstract remember(key: RetryKey, record: IdempotencyRecord): Promise<void>;
+}
+
+/** The pets and the retry keys of one transaction. */
+export type PetTransaction = { pets: PetRepository; keys: IdempotencyKeys };
+
+/**
+ * One transaction around `work`: what it writes is kept if it resolves, and none of it if it
+ * throws (its error goes out as it was, or StoreUnavailableError when the store failed). The class
+ * is also the DI token.
+ */
+export abstract class PetTransactions {
+  abstract run<T>(work: (transaction: PetTransaction) => Promise<T>): Promise<T>;
+}
 
 /** A request with the same Idempotency-Key is still being processed. */
 export class IdempotencyConflictError extends Error {
@@ -42,17 +82,4 @@ export class IdempotencyKeyReusedError extends Error {
     super('This Idempotency-Key was used with a different request body');
     this.name = 'IdempotencyKeyReusedError';
   }
-}
-
-/**
- * Runs a create at most once per (caller, key) within the retention period and keeps the pet it
- * created, so that a retry gets the same pet. `create` is given the pets of the store's
- * transaction, which also writes the record: both are kept, or neither (a failure leaves the key
- * free for a retry). Throws IdempotencyConflictError or IdempotencyKeyReusedError.
- */
-export abstract class IdempotencyStore {
-  abstract once(
-    request: IdempotentCreate,
-    create: (pets: PetRepository) => Promise<Pet>,
-  ): Promise<{ pet: Pet; replayed: boolean }>;
 }

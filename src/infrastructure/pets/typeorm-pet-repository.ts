@@ -67,11 +67,6 @@ export class TypeOrmPetRepository extends PetRepository {
     super();
   }
 
-  /** This repository on a transaction's connection: the idempotency store's creates. */
-  inTransaction(manager: EntityManager): TypeOrmPetRepository {
-    return new TypeOrmPetRepository(manager);
-  }
-
   add(pet: NewPet): Promise<Pet> {
     return translateStoreErrors(async () => {
       const rows: unknown = await this.manager.query(INSERT, [pet.name, pet.categoryId, pet.status]);

@@ -2,14 +2,32 @@ import {
   CreatePet,
   IdempotencyConflictError,
   IdempotencyKeyReusedError,
+  type PetTransaction,
 } from '../../../../src/application/pets/create-pet.js';
+import { StoreUnavailableError } from '../../../../src/application/platform/store-unavailable-error.js';
 import { InvalidPetError, type Pet } from '../../../../src/domain/pets/pet.js';
-import { PetRepository } from '../../../../src/domain/pets/pet-repository.js';
-import { InMemoryIdempotencyStore } from '../../../support/in-memory-idempotency-store.js';
+import type { PetRepository } from '../../../../src/domain/pets/pet-repository.js';
 import { InMemoryPetRepository } from '../../../support/in-memory-pet-repository.js';
+import { InMemoryPetTransactions } from '../../../support/in-memory-pet-transactions.js';
 
-function createPetWith(pets: PetRepository = new InMemoryPetRepository()) {
-  return { pets, createPet: new CreatePet(pets, new InMemoryIdempotencyStore(pets)) };
+function createPetWith(
+  pets = new InMemoryPetRepository(),
+  transactions: InMemoryPetTransactions = new InMemoryPetTransactions(pets),
+) {
+  return { pets, createPet: new CreatePet(pets, transactions) };
+}
+
+/** Transactions whose first COMMIT fails after the work is done, as when the connection drops then. */
+class CommitFailsOnce extends InMemoryPetTransactions {
+  private failures = 1;
+
+  override run<T>(work: (transaction: PetTransaction) => Promise<T>): Promise<T> {
+    return super.run(async (transaction) => {
+      const result = await work(transaction);
+      if (this.failures-- > 0) throw new StoreUnavailableError();
+      return result;
+    });
+  }
 }
 
 const retry = { caller: 'caller-a', key: 'key-1' };
@@ -94,5 +112,19 @@ describe('CreatePet', () => {
     release();
 
     expect((await first).replayed).toBe(false);
+  });
+
+  it('keeps neither the pet nor its record when the transaction fails, and leaves the key free for a retry', async () => {
+    const pets = new InMemoryPetRepository();
+    const { createPet } = createPetWith(pets, new CommitFailsOnce(pets));
+
+    await expect(createPet.execute({ name: 'Rex', categoryId: 1 }, retry)).rejects.toBeInstanceOf(
+      StoreUnavailableError,
+    );
+    expect(await pets.list({ limit: 10 })).toEqual([]);
+
+    const again = await createPet.execute({ name: 'Rex', categoryId: 1 }, retry);
+    expect(again.replayed).toBe(false);
+    expect(await pets.list({ limit: 10 })).toEqual([again.pet]);
   });
 });

@@ -1,0 +1,85 @@
+import { expect } from '@jest/globals';
+import { IdempotencyKeysCleanup } from '../../../../src/infrastructure/pets/idempotency-keys-cleanup.js';
+import { openTestDatabase, type TestDatabase } from '../../../support/database.js';
+
+let database: TestDatabase;
+
+beforeAll(async () => {
+  database = await openTestDatabase();
+});
+afterAll(async () => {
+  await database.close();
+});
+beforeEach(async () => {
+  await database.reset();
+});
+
+/** `expired` records past their retention and `live` ones within it, each pointing at a pet. */
+async function records(expired: number, live: number): Promise<void> {
+  await database.dataSource.query(`INSERT INTO pets (name, category_id, status) VALUES ('Rex', 1, 'available')`);
+  await database.dataSource.query(
+    `INSERT INTO idempotency_keys (caller, key, fingerprint, pet_id, expires_at)
+     SELECT 'caller-a', 'key-' || n, 'body', 1, CASE WHEN n <= $1 THEN now() - interval '1 second' ELSE now() + interval '1 day' END
+     FROM generate_series(1, $2::int) n`,
+    [expired, expired + live],
+  );
+}
+
+async function keysLeft(): Promise<{ expired: number; live: number }> {
+  const [row] = await database.dataSource.query<{ expired: number; live: number }[]>(
+    `SELECT count(*) FILTER (WHERE expires_at <= now())::int AS expired, count(*) FILTER (WHERE expires_at > now())::int AS live
+     FROM idempotency_keys`,
+  );
+  return { expired: Number(row?.expired), live: Number(row?.live) };
+}
+
+function cleanup(options: { everyMs?: number; batchSize?: number; log?: (line: string) => void } = {}) {
+  return new IdempotencyKeysCleanup(database.dataSource, {
+    everyMs: options.everyMs ?? 60_000,
+    batchSize: options.batchSize ?? 10,
+    log: options.log ?? ((line) => console.warn(line)),
+  });
+}
+
+describe('IdempotencyKeysCleanup', () => {
+  it('removes every expired record, in batches, and keeps the live ones', async () => {
+    await records(25, 7);
+
+    const removed = await cleanup({ batchSize: 10 }).sweep();
+
+    expect(removed).toBe(25);
+    expect(await keysLeft()).toEqual({ expired: 0, live: 7 });
+  });
+
+  it('passes over an expired record that a create is taking over, instead of waiting for it', async () => {
+    await records(2, 0);
+    const runner = database.dataSource.createQueryRunner();
+    await runner.connect();
+    await runner.startTransaction();
+    try {
+      await runner.query(`UPDATE idempotency_keys SET expires_at = now() + interval '1 day' WHERE key = 'key-1'`);
+
+      expect(await cleanup().sweep()).toBe(1);
+
+      await runner.commitTransaction();
+      expect(await keysLeft()).toEqual({ expired: 0, live: 1 });
+    } finally {
+      await runner.release();
+    }
+  });
+
+  it('sweeps on its own once started, and stops when the module is destroyed', async () => {
+    await records(3, 1);
+    const job = cleanup({ everyMs: 20 });
+
+    job.start();
+    while ((await keysLeft()).expired > 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    await job.onModuleDestroy();
+    await database.dataSource.query(
+      `INSERT INTO idempotency_keys (caller, key, fingerprint, pet_id, expires_at) VALUES ('caller-b', 'late', 'body', 1, now() - interval '1 second')`,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 100));
+
+    expect(await keysLeft()).toEqual({ expired: 1, live: 1 });
+  });
+});
