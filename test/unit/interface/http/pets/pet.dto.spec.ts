@@ -158,9 +158,9 @@ describe('request validation', () => {
     });
   });
 
-  it('refuses a parameter given twice', async () => {
-    await expect(validateQuery({ status: ['sold', 'sold'] })).rejects.toMatchObject({
-      message: 'Invalid query: status must be given only once',
+  it.each([['limit'], ['status'], ['cursor']])('refuses %s given twice', async (name) => {
+    await expect(validateQuery({ [name]: ['sold', 'sold'] })).rejects.toMatchObject({
+      message: `Invalid query: ${name} must be given only once`,
     });
   });
 
