@@ -29,10 +29,10 @@ import {
 import { ApiKeyRecord } from './infrastructure/access/api-key.record.js';
 import { TypeOrmApiKeys } from './infrastructure/access/typeorm-api-keys.js';
 import { CLEANUP_DEFAULTS, IdempotencyKeysCleanup } from './infrastructure/pets/idempotency-keys-cleanup.js';
-import { ReplicaRoutingPetRepository } from './infrastructure/pets/replica-routing-pet-repository.js';
+import { ReplicaRoutingPetRepository } from './infrastructure/pets/replica-pet-repository.js';
 import { TypeOrmPetRepository } from './infrastructure/pets/typeorm-pet-repository.js';
 import { TypeOrmPetTransactions } from './infrastructure/pets/typeorm-pet-transactions.js';
-import { TypeOrmReplicaPetRepository } from './infrastructure/pets/typeorm-replica-pet-repository.js';
+import { TypeOrmReplicaPetRepository } from './infrastructure/pets/replica-pet-repository.js';
 import { TypeOrmSettledMarks } from './infrastructure/pets/typeorm-settled-marks.js';
 import { ReplicaSetStatus } from './infrastructure/platform/database/replica-set-status.js';
 import { TypeOrmReplicas } from './infrastructure/platform/database/typeorm-replicas.js';

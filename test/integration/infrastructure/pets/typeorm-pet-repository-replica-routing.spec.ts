@@ -1,9 +1,9 @@
 import { dataSourceOptions } from '../../../../src/infrastructure/schema/data-source-options.js';
 import type { PetRepository } from '../../../../src/domain/pets/pet-repository.js';
 import { jest } from '@jest/globals';
-import { ReplicaRoutingPetRepository } from '../../../../src/infrastructure/pets/replica-routing-pet-repository.js';
+import { ReplicaRoutingPetRepository } from '../../../../src/infrastructure/pets/replica-pet-repository.js';
 import { TypeOrmPetRepository } from '../../../../src/infrastructure/pets/typeorm-pet-repository.js';
-import { TypeOrmReplicaPetRepository } from '../../../../src/infrastructure/pets/typeorm-replica-pet-repository.js';
+import { TypeOrmReplicaPetRepository } from '../../../../src/infrastructure/pets/replica-pet-repository.js';
 import {
   REPLICA_READ_DEADLINE_MS,
   TypeOrmReplicas,
