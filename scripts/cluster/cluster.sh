@@ -44,14 +44,16 @@ free_port() { node -e "const s=require('net').createServer();s.listen(0,'127.0.0
 as_pg() { if ((EUID == 0)); then (cd / && runuser -u postgres -- "$@"); else "$@"; fi; }
 
 wait_for() { # wait_for SECONDS DESCRIPTION COMMAND...
-  local seconds=$1 what=$2
+  local seconds=$1 what=$2 deadline=$((SECONDS + $1))
   shift 2
-  for ((i = 0; i < seconds * 10; i++)); do
-    if "$@" >/dev/null 2>&1; then return 0; fi
+  # A deadline, not a count of tries: on a busy machine each try (a curl, a node) takes longer.
+  until "$@" >/dev/null 2>&1; do
+    if ((SECONDS >= deadline)); then
+      log "$what did not come up within $seconds s"
+      return 1
+    fi
     sleep 0.1
   done
-  log "$what did not come up within $seconds s"
-  return 1
 }
 
 ready() { curl -fsS "http://127.0.0.1:$1/readyz" >/dev/null; }
