@@ -19,7 +19,8 @@
 #   scripts/cluster/cluster.sh kill-leader       a lost host: SIGKILL the leader's Patroni, postmaster and
 #                                                backends at once; prints the node's name
 #   scripts/cluster/cluster.sh start-node NODE   start a node's Patroni again; waits until it replicates
-#   scripts/cluster/cluster.sh switchover        patronictl switchover to the synchronous standby
+#   scripts/cluster/cluster.sh switchover        wait for a synchronous standby, patronictl switchover
+#                                                to it; fails with patronictl's words if Patroni refuses
 #   scripts/cluster/cluster.sh healthy           exit 0 when there is one leader and two streaming replicas
 #
 # Environment: INSTANCES (default 3), REDIS_URL (use that Redis instead of starting one),
@@ -260,11 +261,40 @@ kill_leader() {
   echo "$name"
 }
 
+# The member a switchover can go to. In synchronous mode Patroni switches over only to the
+# synchronous standby, and only when it answers with no more lag than maximum_lag_on_failover;
+# without one it refuses ("switchover is not possible: can not find sync_standby"). Right after a
+# failover or a rejoin there may be none yet: the new leader names one only once a replica streams
+# from it, which `healthy` does not wait for.
+switchover_candidate() {
+  members | awk '$2 == "sync_standby" && ($3 == "streaming" || $3 == "running") && $4 ~ /^[0-9]+$/ && $4 < 1048576 { print $1 }' | grep .
+}
+
+# Patroni's view in one line: "node1 leader running lag 0 | node2 ...".
+view() { members | awk '{ printf "%s%s %s %s lag %s", (NR > 1 ? " | " : ""), $1, $2, $3, $4 } END { print "" }'; }
+
+# Prints what it waited for and how long, then "OLD -> NEW"; fails with patronictl's output on
+# stderr when Patroni does not switch over.
 switchover() {
-  local name
+  local name candidate output started
   name=$(leader) || { log "no leader to switch over from"; return 1; }
-  # No --candidate: in synchronous mode Patroni picks the synchronous standby.
-  patronictl -c "$PG_DIR/node1.yml" switchover --leader "$name" --force >>"$DIR/patronictl.log" 2>&1
+  started=$(date +%s%N)
+  if ! switchover_candidate >/dev/null; then
+    echo "no synchronous standby to switch over to yet; Patroni: $(view)"
+    wait_for 60 "a synchronous standby" switchover_candidate || { log "Patroni: $(view)"; return 1; }
+  fi
+  candidate=$(switchover_candidate) || { log "the synchronous standby went again; Patroni: $(view)"; return 1; }
+  echo "$candidate is the synchronous standby after $((($(date +%s%N) - started) / 1000000)) ms; Patroni: $(view)"
+  # patronictl exits 0 when Patroni refuses ("Switchover failed, details: 412, ..."): its output says
+  # whether the switchover happened.
+  output=$(patronictl -c "$PG_DIR/node1.yml" switchover --leader "$name" --force 2>&1) || true
+  echo "$output" >>"$DIR/patronictl.log"
+  if [[ $output != *"Successfully switched over to"* ]]; then
+    log "Patroni did not switch over from $name; patronictl said:"
+    echo "$output" >&2
+    return 1
+  fi
+  echo "$name -> $(sed -n 's/.*Successfully switched over to "\(.*\)".*/\1/p' <<<"$output")"
 }
 
 # The node stop-replica stopped, so that start-replica starts the same one.
