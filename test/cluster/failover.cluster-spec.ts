@@ -291,6 +291,12 @@ async function run(command: string): Promise<string> {
 
 const leader = (): Promise<string> => run('leader');
 
+/** patronictl on the cluster's configuration (node1's: any node's names the same etcd). */
+async function patronictl(...args: string[]): Promise<void> {
+  const pgDir = readFileSync('.cluster/pgdir', 'utf8').trim();
+  await promisify(execFile)('patronictl', ['-c', `${pgDir}/node1.yml`, ...args], { timeout: MINUTES });
+}
+
 async function healthy(): Promise<boolean> {
   return cluster('healthy').then(
     () => true,
@@ -396,26 +402,34 @@ describe('planned switchover (patronictl switchover)', () => {
   let observed: Observed;
   let pauseMs = 0;
   let found: Verdict;
+  let before = '';
+  let after = '';
 
   beforeAll(async () => {
     await until(healthy, 2 * MINUTES, 'three healthy nodes');
     const running = load(prefix);
     await acknowledgedAfter(running.observed, 0, 200);
-    const before = await leader();
-    const started = performance.now();
-    await run('switchover');
-    await until(async () => (await leader()) !== before, MINUTES, 'a new leader');
+    before = await leader();
+    const switchedAt = performance.now();
+    // cluster.sh switchover waits for what Patroni switches over to, the synchronous standby, which
+    // right after a failover or a rejoin may not be named yet (Patroni refuses then: 412 "can not
+    // find sync_standby"); it prints what it waited for, and fails with Patroni's words if Patroni
+    // does not switch over.
+    for (const line of (await run('switchover')).split('\n')) report(line);
+    after = await leader();
     await acknowledgedAfter(running.observed, performance.now(), 200);
     observed = await running.stop();
-    pauseMs = longestPause(observed.acks, started).pauseMs;
+    pauseMs = longestPause(observed.acks, switchedAt).pauseMs;
     found = await verdict(prefix, observed);
     report(
-      `${before} → ${await leader()}: writes paused ${Math.round(pauseMs)} ms; ${observed.acks.length} creates acknowledged (${observed.retries} retries, ${observed.gaveUp} gave up), create answers ${JSON.stringify([...observed.createStatuses])}, page reads ${JSON.stringify([...observed.readStatuses])}; verdict ${JSON.stringify(found)}`,
+      `${before} → ${after}: writes paused ${Math.round(pauseMs)} ms; ${observed.acks.length} creates acknowledged (${observed.retries} retries, ${observed.gaveUp} gave up), create answers ${JSON.stringify([...observed.createStatuses])}, page reads ${JSON.stringify([...observed.readStatuses])}; verdict ${JSON.stringify(found)}`,
     );
     reportServiceErrors();
   }, 5 * MINUTES);
 
-  it('writes pause for at most a few seconds', () => {
+  it('another node leads, and writes pause for at most a few seconds', () => {
+    expect(after).toMatch(/^node[123]$/);
+    expect(after).not.toBe(before);
     expect(pauseMs).toBeLessThan(SWITCHOVER_BOUND_MS);
   });
 
@@ -436,6 +450,26 @@ describe('planned switchover (patronictl switchover)', () => {
 
   it('three healthy nodes afterwards', async () => {
     await until(healthy, 2 * MINUTES, 'three healthy nodes');
+  });
+
+  // patronictl exits 0 when Patroni refuses; cluster.sh reads its answer. A paused cluster is one
+  // Patroni always refuses a switchover without a candidate.
+  it("a switchover Patroni refuses fails with Patroni's words", async () => {
+    await patronictl('pause', '--wait');
+    try {
+      const refused = await run('switchover').then(
+        () => null,
+        (error: unknown) => error,
+      );
+      // execFile's error is not an `instanceof Error` of Jest's realm: read its field.
+      const stderr =
+        typeof refused === 'object' && refused !== null && 'stderr' in refused ? String(refused.stderr) : '';
+      report(`switchover of a paused cluster: ${/^Switchover failed.*$/m.exec(stderr)?.[0] ?? stderr}`);
+      expect(stderr).toContain('Switchover failed, details: 400, Switchover is possible only to a specific candidate');
+      expect(await leader()).toBe(after);
+    } finally {
+      await patronictl('resume', '--wait');
+    }
   });
 });
 
