@@ -272,12 +272,12 @@ export function carefulLoad(
       const signal = AbortSignal.any([aborted.signal, AbortSignal.timeout(REQUEST_DEADLINE_MS)]);
       return await fetch(url, { ...init, signal });
     } catch (error) {
-      if (error instanceof Error && error.name === 'TimeoutError') {
+      // fetch's errors are no `instanceof Error` in Jest's realm: `instanceof` never saw a hang.
+      if (fieldOf(error, 'name') === 'TimeoutError') {
         observed.hangs++;
         return 'hang';
       }
-      const cause = error instanceof Error && error.cause instanceof Error ? error.cause.message : String(error);
-      return `network: ${cause}`;
+      return `network: ${String(fieldOf(fieldOf(error, 'cause'), 'message') ?? error)}`;
     }
   }
 
@@ -414,6 +414,11 @@ export function watchInstances(
       await Promise.allSettled(polls);
     },
   };
+}
+
+/** A field of a thrown value, whatever realm made it. */
+function fieldOf(value: unknown, key: string): unknown {
+  return typeof value === 'object' && value !== null ? Reflect.get(value, key) : undefined;
 }
 
 function describeCause(error: Error): string {
