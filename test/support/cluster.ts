@@ -1,7 +1,8 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { connect } from 'node:net';
+import path from 'node:path';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
@@ -39,6 +40,39 @@ export function readClusterEnv(): ClusterEnv {
     apiKey: get('API_KEY'),
     instancePorts: Array.from({ length: instances }, (_, i) => Number(get(`INSTANCE_${i + 1}_PORT`))),
   };
+}
+
+/**
+ * The live processes of the cluster, pid → command line, found from /proc on their own (not from
+ * cluster.sh's pid files): a command line naming a path under .cluster/ or the clusters' directory
+ * (pgDir), a working directory in one (postgres's children, Redis), or DATA_DIR under .cluster/ (the
+ * instances).
+ */
+export function clusterProcesses(pgDir: string): Map<number, string> {
+  const dirs = [path.resolve('.cluster'), pgDir];
+  const read = (file: string, how: (file: string) => string): string => {
+    try {
+      return how(file);
+    } catch {
+      return ''; // gone meanwhile, or not ours to read
+    }
+  };
+  const found = new Map<number, string>();
+  for (const pid of readdirSync('/proc').filter((entry) => /^\d+$/.test(entry))) {
+    const args = read(`/proc/${pid}/cmdline`, (file) => readFileSync(file, 'utf8'))
+      .split('\0')
+      .join(' ')
+      .trim();
+    if (args === '') continue; // a zombie or a kernel thread
+    const cwd = read(`/proc/${pid}/cwd`, readlinkSync);
+    const environment = read(`/proc/${pid}/environ`, (file) => readFileSync(file, 'utf8')).split('\0');
+    if (
+      dirs.some((dir) => args.includes(`${dir}/`) || cwd === dir || cwd.startsWith(`${dir}/`)) ||
+      environment.some((variable) => variable.startsWith(`DATA_DIR=${dirs[0]}/`))
+    )
+      found.set(Number(pid), args);
+  }
+  return found;
 }
 
 /** HAProxy's view of each server, from its stats socket: name → up or not. */
