@@ -75,21 +75,28 @@ export function clusterProcesses(pgDir: string): Map<number, string> {
   return found;
 }
 
-/** HAProxy's view of each server, from its stats socket: name → up or not. */
-export async function balancerServers(): Promise<Map<string, boolean>> {
+/**
+ * HAProxy's view of each server of a backend, from its stats socket: name → up or not. By default
+ * the instances behind the balancer; `.cluster/haproxy-postgres.sock` and `postgres_reader` are the
+ * database's reader port.
+ */
+export async function balancerServers(
+  socketPath = '.cluster/haproxy.sock',
+  backend = 'petstore',
+): Promise<Map<string, boolean>> {
   const text = await new Promise<string>((resolve, reject) => {
-    const socket = connect('.cluster/haproxy.sock');
+    const socket = connect(socketPath);
     let answer = '';
     socket.on('data', (chunk: Buffer) => (answer += chunk.toString()));
     socket.on('end', () => resolve(answer));
     socket.on('error', reject);
-    socket.end('show servers state petstore\n');
+    socket.end(`show servers state ${backend}\n`);
   });
   const states = new Map<string, boolean>();
   // Data lines: be_id be_name srv_id srv_name srv_addr srv_op_state ... (2 = running).
   for (const line of text.split('\n')) {
     const fields = line.trim().split(/\s+/);
-    if (fields[1] === 'petstore' && fields[3] !== undefined) states.set(fields[3], fields[5] === '2');
+    if (fields[1] === backend && fields[3] !== undefined) states.set(fields[3], fields[5] === '2');
   }
   return states;
 }
@@ -117,15 +124,20 @@ function count(outcomes: Outcomes, what: string, ok: boolean): void {
 /**
  * Steady mixed load through the balancer until stop(): `clients` loops, each creating a pet (plain
  * POST, no Idempotency-Key: the balancer does not retry it), getting it back, and listing a page.
- * Anything but a 2xx, or a network error, is a failure.
+ * Anything but a 2xx, or a network error, is a failure. `outcomes` counts as it goes.
  */
-export function mixedLoad(baseUrl: string, apiKey: string, clients: number): { stop(): Promise<Outcomes> } {
+export function mixedLoad(
+  baseUrl: string,
+  apiKey: string,
+  clients: number,
+): Running & { outcomes: Outcomes; stop(): Promise<Outcomes> } {
   const outcomes: Outcomes = { ok: 0, failed: 0, statuses: new Map() };
   const headers = { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/json' };
   let stopping = false;
+  const aborted = new AbortController();
   const send = async (url: string, init: RequestInit): Promise<Response | null> => {
     try {
-      const response = await fetch(url, init);
+      const response = await fetch(url, { ...init, signal: aborted.signal });
       count(outcomes, String(response.status), response.ok);
       return response;
     } catch (error) {
@@ -147,10 +159,16 @@ export function mixedLoad(baseUrl: string, apiKey: string, clients: number): { s
     }
   });
   return {
+    outcomes,
     async stop() {
       stopping = true;
       await Promise.all(loops);
       return outcomes;
+    },
+    async abort() {
+      stopping = true;
+      aborted.abort();
+      await Promise.allSettled(loops);
     },
   };
 }
@@ -160,16 +178,18 @@ export type IdempotentCreates = { acknowledged: Map<string, number>; gaveUp: num
 /**
  * Clients that create pets as a careful client does: each create carries an Idempotency-Key and
  * is retried with the same key (and body) on a network error, 409 (still in flight elsewhere) or
- * 5xx, until it is acknowledged (201, or 200 for a replay). acknowledged: pet name → id.
+ * 5xx, until it is acknowledged (201, or 200 for a replay). acknowledged: pet name → id, filled as
+ * it goes.
  */
 export function idempotentCreates(
   baseUrl: string,
   apiKey: string,
   clients: number,
   prefix: string,
-): { stop(): Promise<IdempotentCreates> } {
+): Running & { result: IdempotentCreates; stop(): Promise<IdempotentCreates> } {
   const result: IdempotentCreates = { acknowledged: new Map(), gaveUp: 0, retries: 0 };
   let stopping = false;
+  const aborted = new AbortController();
   const loops = Array.from({ length: clients }, async (_, client) => {
     for (let i = 0; !stopping; i++) {
       const name = `${prefix} ${client}-${i}`;
@@ -179,7 +199,7 @@ export function idempotentCreates(
         'Idempotency-Key': randomUUID(),
       };
       let id: number | null = null;
-      for (let attempt = 0; attempt < 100 && id === null; attempt++) {
+      for (let attempt = 0; attempt < 100 && id === null && !aborted.signal.aborted; attempt++) {
         if (attempt > 0) {
           result.retries++;
           await sleep(100);
@@ -189,6 +209,7 @@ export function idempotentCreates(
             method: 'POST',
             headers,
             body: JSON.stringify({ name, categoryId: 2 }),
+            signal: aborted.signal,
           });
           const body: unknown = await response.json().catch(() => null);
           if (
@@ -209,10 +230,16 @@ export function idempotentCreates(
     }
   });
   return {
+    result,
     async stop() {
       stopping = true;
       await Promise.all(loops);
       return result;
+    },
+    async abort() {
+      stopping = true;
+      aborted.abort();
+      await Promise.allSettled(loops);
     },
   };
 }
