@@ -6,7 +6,7 @@ import { balancerServers, cluster, sharedCluster, sleep, until } from '../suppor
 
 const MINUTES = 60_000;
 
-const clusterEnv = sharedCluster(4 * MINUTES);
+const clusterEnv = sharedCluster(5 * MINUTES);
 
 describe('the client package in front of the cluster', () => {
   it(

@@ -7,7 +7,7 @@ import { clusterProcesses, sharedCluster, until } from '../support/cluster.js';
 // killed from outside, their pid file left. The cluster goes down here; a file after this one
 // brings up another.
 
-sharedCluster(4 * 60_000);
+sharedCluster(5 * 60_000);
 
 it(
   'down after a lost host it was not told about: stops the rest, says what, leaves nothing running',

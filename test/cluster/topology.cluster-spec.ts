@@ -18,7 +18,7 @@ import {
 
 const MINUTES = 60_000;
 
-const clusterEnv = sharedCluster(4 * MINUTES);
+const clusterEnv = sharedCluster(5 * MINUTES);
 
 const report = (line: string): void => {
   process.stdout.write(`cluster: ${line}\n`);

@@ -498,7 +498,8 @@ export function sharedCluster(upTimeoutMs: number): () => ClusterEnv {
   beforeAll(async () => {
     if (!(await whole())) {
       await cluster('down');
-      await cluster('up', '3');
+      // Ended before the hook's own limit: an up that hangs fails with its progress lines.
+      await run('bash', ['scripts/cluster/cluster.sh', 'up', '3'], { timeout: upTimeoutMs - 30_000 });
     }
     env = readClusterEnv();
   }, upTimeoutMs);
