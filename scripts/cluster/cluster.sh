@@ -77,7 +77,8 @@ start_instance() {
     exec node --import ./dist/src/instrumentation.js dist/src/main.js >>"$DIR/instance-$i.log" 2>&1
   ) &
   echo $! >"$DIR/instance-$i.pid"
-  wait_for 60 "instance $i (port $port, log $DIR/instance-$i.log)" ready "$port"
+  # On a loaded machine a start has taken a minute (docs/scaling.md).
+  wait_for 120 "instance $i (port $port, log $DIR/instance-$i.log)" ready "$port"
 }
 
 # A zombie (killed, not yet reaped) counts as gone.
