@@ -5,11 +5,12 @@
 # node's Patroni REST API (deploy/haproxy-patroni.cfg); Redis; and Prometheus (Debian's) scraping
 # every instance and every Patroni with the rules of deploy/prometheus/. Patroni and etcd are
 # installed with apt-get when missing (install-patroni.sh). Everything lives under .cluster/ (pid
-# files, logs, ports in .cluster/env); `down` stops every process `up` started and leaves nothing
-# running.
+# files, logs, ports in .cluster/env); `down` stops every process `up` started, whatever died
+# before it, and fails if any is left.
 #
 #   scripts/cluster/cluster.sh up [N]            build once, start everything (N instances, default 3)
-#   scripts/cluster/cluster.sh down              stop everything, remove .cluster/
+#   scripts/cluster/cluster.sh down              stop everything (says what), check that nothing of the
+#                                                cluster runs, remove .cluster/
 #   scripts/cluster/cluster.sh stop-instance I   SIGTERM (graceful: /readyz 503 first), wait for exit
 #   scripts/cluster/cluster.sh kill-instance I   SIGKILL
 #   scripts/cluster/cluster.sh start-instance I  start it again, wait for /readyz 200
@@ -19,7 +20,8 @@
 #   scripts/cluster/cluster.sh kill-leader       a lost host: SIGKILL the leader's Patroni, postmaster and
 #                                                backends at once; prints the node's name
 #   scripts/cluster/cluster.sh start-node NODE   start a node's Patroni again; waits until it replicates
-#   scripts/cluster/cluster.sh switchover        patronictl switchover to the synchronous standby
+#   scripts/cluster/cluster.sh switchover        wait for a synchronous standby, patronictl switchover
+#                                                to it; fails with patronictl's words if Patroni refuses
 #   scripts/cluster/cluster.sh healthy           exit 0 when there is one leader and two streaming replicas
 #
 # Environment: INSTANCES (default 3), REDIS_URL (use that Redis instead of starting one),
@@ -44,14 +46,16 @@ free_port() { node -e "const s=require('net').createServer();s.listen(0,'127.0.0
 as_pg() { if ((EUID == 0)); then (cd / && runuser -u postgres -- "$@"); else "$@"; fi; }
 
 wait_for() { # wait_for SECONDS DESCRIPTION COMMAND...
-  local seconds=$1 what=$2
+  local seconds=$1 what=$2 deadline=$((SECONDS + $1))
   shift 2
-  for ((i = 0; i < seconds * 10; i++)); do
-    if "$@" >/dev/null 2>&1; then return 0; fi
+  # A deadline, not a count of tries: on a busy machine each try (a curl, a node) takes longer.
+  until "$@" >/dev/null 2>&1; do
+    if ((SECONDS >= deadline)); then
+      log "$what did not come up within $seconds s"
+      return 1
+    fi
     sleep 0.1
   done
-  log "$what did not come up within $seconds s"
-  return 1
 }
 
 ready() { curl -fsS "http://127.0.0.1:$1/readyz" >/dev/null; }
@@ -73,22 +77,113 @@ start_instance() {
     exec node --import ./dist/src/instrumentation.js dist/src/main.js >>"$DIR/instance-$i.log" 2>&1
   ) &
   echo $! >"$DIR/instance-$i.pid"
-  wait_for 60 "instance $i (port $port, log $DIR/instance-$i.log)" ready "$port"
+  # On a loaded machine a start has taken a minute (docs/scaling.md).
+  wait_for 120 "instance $i (port $port, log $DIR/instance-$i.log)" ready "$port"
 }
 
-stop_pid() { # stop_pid FILE SIGNAL: signal the process, wait for it to go
-  local file=$1 signal=$2 pid
-  [[ -f $file ]] || return 0
-  pid=$(cat "$file")
-  if kill -0 "$pid" 2>/dev/null; then
-    kill "-$signal" "$pid" 2>/dev/null || true
-    for ((i = 0; i < 300; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid" 2>/dev/null || true; fi
+# A zombie (killed, not yet reaped) counts as gone.
+alive() {
+  local stat
+  stat=$(ps -o stat= -p "$1" 2>/dev/null) && [[ $stat != Z* ]]
+}
+
+# of_cluster PID: the process is one of this cluster's. Its command line names a path under
+# .cluster/ or the clusters' directory (Patroni's configuration, postgres -D, etcd's data, HAProxy's
+# pid file, Prometheus's configuration), or it works in one of them (postgres's children, Redis), or
+# it is an instance (DATA_DIR under .cluster/). Builtins only: no process is started per pid.
+of_cluster() {
+  local proc=/proc/$1 args environment joined dir dirs=("$DIR")
+  { mapfile -d '' -t args <"$proc/cmdline"; } 2>/dev/null || return 1
+  ((${#args[@]} > 0)) || return 1 # a zombie or a kernel thread
+  [[ " ${args[*]}" == *"$DIR/"* ]] && return 0
+  if [[ -n ${PG_DIR:-} ]]; then
+    [[ " ${args[*]}" == *"$PG_DIR/"* ]] && return 0
+    dirs+=("$PG_DIR" "$PG_DIR"/node*/)
   fi
-  rm -f "$file"
+  for dir in "${dirs[@]}"; do [[ $proc/cwd -ef $dir ]] && return 0; done
+  { mapfile -d '' -t environment <"$proc/environ"; } 2>/dev/null || return 1
+  printf -v joined '\n%s' "${environment[@]}"
+  [[ $joined == *$'\n'"DATA_DIR=$DIR/"* ]]
 }
 
-pg_ctl_() { as_pg "$PG_BIN/pg_ctl" "$@"; }
+# Every live process of this cluster, as "PID COMMAND LINE" lines.
+cluster_processes() {
+  local proc pid args
+  for proc in /proc/[0-9]*; do
+    pid=${proc#/proc/}
+    [[ $pid == "$$" || $pid == "$BASHPID" ]] && continue
+    of_cluster "$pid" || continue
+    { mapfile -d '' -t args <"$proc/cmdline"; } 2>/dev/null || continue
+    echo "$pid ${args[*]}"
+  done
+}
+
+# stop_all SIGNAL PID...: signal them all at once, wait for every one to go (30 s at most, then
+# SIGKILL), and say what was stopped.
+stop_all() {
+  local signal=$1 pid i left description=()
+  shift
+  for pid in "$@"; do description+=("$(describe "$pid")"); done
+  for pid in "$@"; do kill "-$signal" "$pid" 2>/dev/null || true; done
+  for ((i = 0; i < 300; i++)); do
+    left=0
+    for pid in "$@"; do alive "$pid" && left=1; done
+    ((left)) || break
+    sleep 0.1
+  done
+  i=0
+  for pid in "$@"; do
+    if alive "$pid"; then
+      kill -KILL "$pid" 2>/dev/null || true
+      log "killed (still running 30 s after SIG$signal): ${description[i]}"
+    else
+      log "stopped: ${description[i]}"
+    fi
+    ((i++)) || true
+  done
+}
+
+describe() { # "PID COMMAND" of one pid, its first five words
+  local args=()
+  { mapfile -d '' -t args <"/proc/$1/cmdline"; } 2>/dev/null || true
+  echo "$1 ${args[*]:0:5}"
+}
+
+# pids_of_files NAME...: the live pids of .cluster/NAME.pid (globs allowed), each file removed; a
+# pid whose process is gone, or is now no process of the cluster, is only reported.
+pids_of_files() {
+  local name file pid
+  for name in "$@"; do
+    for file in "$DIR"/$name.pid; do
+      [[ -f $file ]] || continue
+      pid=$(cat "$file")
+      rm -f "$file"
+      if alive "$pid" && of_cluster "$pid"; then echo "$pid"; else log "${file##*/}: pid $pid was gone already"; fi
+    done
+  done
+}
+
+# pids_matching TEXT: the cluster's processes whose command line contains TEXT.
+pids_matching() {
+  local pid args
+  while read -r pid args; do [[ $args == *"$1"* ]] && echo "$pid"; done < <(cluster_processes)
+  return 0
+}
+
+# The processes working in a node's data directory: after its postmaster, its children.
+orphans() {
+  local pid args node
+  while read -r pid args; do
+    for node in "$PG_DIR"/node*/; do [[ /proc/$pid/cwd -ef $node ]] && echo "$pid"; done
+  done < <(cluster_processes)
+  return 0
+}
+
+stop_pid() { # stop_pid FILE SIGNAL: the process of a pid file (unless it is gone already), then the file
+  [[ -f $1 ]] || return 0
+  # shellcheck disable=SC2046 # one pid per word
+  stop_all "$2" $(pids_of_files "$(basename "$1" .pid)")
+}
 
 # Prometheus on the instances and the Patroni nodes, with the deployed rules (every `for:` shortened) and a 2 s scrape.
 start_prometheus() {
@@ -258,11 +353,40 @@ kill_leader() {
   echo "$name"
 }
 
+# The member a switchover can go to. In synchronous mode Patroni switches over only to the
+# synchronous standby, and only when it answers with no more lag than maximum_lag_on_failover;
+# without one it refuses ("switchover is not possible: can not find sync_standby"). Right after a
+# failover or a rejoin there may be none yet: the new leader names one only once a replica streams
+# from it, which `healthy` does not wait for.
+switchover_candidate() {
+  members | awk '$2 == "sync_standby" && ($3 == "streaming" || $3 == "running") && $4 ~ /^[0-9]+$/ && $4 < 1048576 { print $1 }' | grep .
+}
+
+# Patroni's view in one line: "node1 leader running lag 0 | node2 ...".
+view() { members | awk '{ printf "%s%s %s %s lag %s", (NR > 1 ? " | " : ""), $1, $2, $3, $4 } END { print "" }'; }
+
+# Prints what it waited for and how long, then "OLD -> NEW"; fails with patronictl's output on
+# stderr when Patroni does not switch over.
 switchover() {
-  local name
+  local name candidate output started
   name=$(leader) || { log "no leader to switch over from"; return 1; }
-  # No --candidate: in synchronous mode Patroni picks the synchronous standby.
-  patronictl -c "$PG_DIR/node1.yml" switchover --leader "$name" --force >>"$DIR/patronictl.log" 2>&1
+  started=$(date +%s%N)
+  if ! switchover_candidate >/dev/null; then
+    echo "no synchronous standby to switch over to yet; Patroni: $(view)"
+    wait_for 60 "a synchronous standby" switchover_candidate || { log "Patroni: $(view)"; return 1; }
+  fi
+  candidate=$(switchover_candidate) || { log "the synchronous standby went again; Patroni: $(view)"; return 1; }
+  echo "$candidate is the synchronous standby after $((($(date +%s%N) - started) / 1000000)) ms; Patroni: $(view)"
+  # patronictl exits 0 when Patroni refuses ("Switchover failed, details: 412, ..."): its output says
+  # whether the switchover happened.
+  output=$(patronictl -c "$PG_DIR/node1.yml" switchover --leader "$name" --force 2>&1) || true
+  echo "$output" >>"$DIR/patronictl.log"
+  if [[ $output != *"Successfully switched over to"* ]]; then
+    log "Patroni did not switch over from $name; patronictl said:"
+    echo "$output" >&2
+    return 1
+  fi
+  echo "$name -> $(sed -n 's/.*Successfully switched over to "\(.*\)".*/\1/p' <<<"$output")"
 }
 
 # The node stop-replica stopped, so that start-replica starts the same one.
@@ -397,27 +521,45 @@ up() {
   log "up: $BALANCER_URL (API key in $DIR/env), stop with: npm run cluster:down"
 }
 
+# Stops whatever of the cluster is running, whatever died before (a stale pid file, a Patroni or a
+# postmaster killed from outside), says what it stopped, and fails if any process of the cluster
+# is left (then .cluster/ stays, for another `down`).
 down() {
   trap - ERR
   [[ -d $DIR ]] || { log "nothing to stop"; return 0; }
-  stop_pid "$DIR/prometheus.pid" TERM
-  stop_pid "$DIR/haproxy.pid" TERM
-  for file in "$DIR"/instance-*.pid; do [[ -e $file ]] && stop_pid "$file" TERM; done
-  stop_pid "$DIR/redis.pid" TERM
-  stop_pid "$DIR/haproxy-postgres.pid" TERM
-  # Every Patroni at once (each stops its postgres), then etcd.
-  local file pgdir=""
-  for file in "$DIR"/patroni-*.pid; do [[ -e $file ]] && kill -TERM "$(cat "$file")" 2>/dev/null; done
-  for file in "$DIR"/patroni-*.pid; do [[ -e $file ]] && stop_pid "$file" TERM; done
-  stop_pid "$DIR/etcd.pid" TERM
-  # A postgres whose Patroni was killed (kill-leader, a failed up) is left behind: stop it too.
-  [[ -f $DIR/pgdir ]] && pgdir=$(cat "$DIR/pgdir")
-  if [[ -n $pgdir && -d $pgdir ]]; then
-    for node in "$pgdir"/node*/; do
-      [[ -f $node/postmaster.pid ]] && pg_ctl_ -D "$node" -m immediate -w stop >/dev/null 2>&1 || true
+  PG_DIR=$(cat "$DIR/pgdir" 2>/dev/null) || PG_DIR=""
+  local node pid left i
+  # From the front, so that nothing new reaches the database.
+  # shellcheck disable=SC2046 # one pid per word
+  stop_all TERM $(pids_of_files prometheus haproxy 'instance-*' redis haproxy-postgres)
+  # Every Patroni at once (each stops its postgres), also one whose pid file is gone.
+  # shellcheck disable=SC2046
+  stop_all TERM $( (pids_of_files 'patroni-*'; [[ -n $PG_DIR ]] && pids_matching "patroni $PG_DIR/node") | sort -u)
+  if [[ -n $PG_DIR ]]; then
+    # A postgres whose Patroni died before it: an immediate shutdown (the data goes below).
+    for node in "$PG_DIR"/node*/; do
+      pid=$(head -1 "$node/postmaster.pid" 2>/dev/null) || continue
+      if alive "$pid" && of_cluster "$pid"; then stop_all QUIT "$pid"; else log "${node}postmaster.pid: pid $pid was gone already"; fi
     done
-    rm -rf "$pgdir"
+    # The children of a postmaster killed from outside: they work in its data directory.
+    # shellcheck disable=SC2046
+    stop_all KILL $(orphans)
   fi
+  # etcd last: Patroni needs it to stop cleanly.
+  # shellcheck disable=SC2046
+  stop_all TERM $( (pids_of_files etcd; pids_matching "--data-dir $DIR/etcd/data") | sort -u)
+  # A process killed above may take a moment to go.
+  for ((i = 0; i < 50; i++)); do
+    left=$(cluster_processes)
+    [[ -n $left ]] || break
+    sleep 0.1
+  done
+  if [[ -n $left ]]; then
+    log "down: still running, .cluster/ kept:"
+    echo "$left" >&2
+    return 1
+  fi
+  [[ -n $PG_DIR ]] && rm -rf "$PG_DIR"
   rm -rf "$DIR"
   log "down: nothing left running"
 }

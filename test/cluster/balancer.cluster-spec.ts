@@ -4,14 +4,16 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { balancerServers, until } from '../support/cluster.js';
 
 // deploy/haproxy.cfg alone, in front of a stand-in instance whose /readyz is slow, as it is on a
 // busy machine. Found by the soak (npm run soak): 3 s into the load, with no fault injected, every
 // instance was out at once and the clients got HAProxy's HTML 503.
 
 const run = promisify(execFile);
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 const READYZ_MS = 800;
+// Checks answered: each a slow /readyz the balancer must not count as failed.
+let checks = 0;
 
 let directory = '';
 let balancerUrl = '';
@@ -34,7 +36,7 @@ beforeAll(async () => {
   }
   instance = createServer((request, response) => {
     const answer = () => response.writeHead(200, { 'Content-Type': 'application/json' }).end('[]');
-    if (request.url === '/readyz') setTimeout(answer, READYZ_MS);
+    if (request.url === '/readyz') setTimeout(() => (answer(), checks++), READYZ_MS);
     else answer();
   });
   const instancePort = await listen(instance);
@@ -60,8 +62,9 @@ afterAll(async () => {
 
 describe('the balancer', () => {
   it('keeps an instance whose /readyz answers slower than the check interval', async () => {
-    // Long enough for fall 2 at a 0.5 s interval several times over.
-    await sleep(4000);
+    // Twice as many slow checks as `fall 2` needs to take the instance out.
+    await until(() => Promise.resolve(checks >= 4), 30_000, '4 checks answered');
+    expect((await balancerServers(path.join(directory, 'sock'))).get('app1')).toBe(true);
 
     const response = await fetch(`${balancerUrl}/v1/pets`);
 
@@ -71,7 +74,11 @@ describe('the balancer', () => {
   it('answers its own 503 with the Error body and Retry-After when no instance is up', async () => {
     instance.closeAllConnections();
     await new Promise((resolve) => instance.close(resolve));
-    await sleep(3000);
+    await until(
+      async () => (await balancerServers(path.join(directory, 'sock'))).get('app1') === false,
+      30_000,
+      'app1 out of the balancer',
+    );
 
     const response = await fetch(`${balancerUrl}/v1/pets`);
 

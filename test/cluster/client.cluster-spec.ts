@@ -1,12 +1,12 @@
 import { PetstoreClient, type Pet } from '../../packages/client/src/index.js';
-import { cluster, sharedCluster, sleep } from '../support/cluster.js';
+import { balancerServers, cluster, sharedCluster, sleep, until } from '../support/cluster.js';
 
 // The client package through the balancer while an instance is killed: its retries, with one
 // Idempotency-Key per create, must leave every pet stored exactly once.
 
 const MINUTES = 60_000;
 
-const clusterEnv = sharedCluster(4 * MINUTES);
+const clusterEnv = sharedCluster(5 * MINUTES);
 
 describe('the client package in front of the cluster', () => {
   it(
@@ -37,13 +37,26 @@ describe('the client package in front of the cluster', () => {
           acknowledged.set(name, await petstore.pets.create({ name, categoryId: 1 }));
         }
       });
-      await sleep(1500);
-      await cluster('kill-instance', '2');
-      await sleep(3000);
-      await cluster('start-instance', '2');
-      await sleep(1000);
-      stopping = true;
-      await Promise.all(loops);
+      // Counted creates, not seconds: creates before the kill, with instance 2 out of the balancer,
+      // and with it back. A step that fails ends the loops too, and Jest with them.
+      const createsAfter = (what: string): Promise<number> => {
+        const from = acknowledged.size;
+        return until(() => Promise.resolve(acknowledged.size >= from + 20), MINUTES, `20 creates ${what}`);
+      };
+      const app2 = async (): Promise<boolean | undefined> => (await balancerServers()).get('app2');
+      try {
+        await createsAfter('before the kill');
+        await cluster('kill-instance', '2');
+        await until(async () => (await app2()) === false, MINUTES, 'app2 out of the balancer');
+        await createsAfter('with instance 2 out');
+        await cluster('start-instance', '2');
+        await until(async () => (await app2()) === true, MINUTES, 'app2 back in the balancer');
+        await createsAfter('with instance 2 back');
+      } finally {
+        stopping = true;
+        await Promise.allSettled(loops);
+      }
+      await Promise.all(loops); // a create the client gave up on fails the test here
 
       // Lists may be served by the replica, up to its lag behind: read until every name is there.
       let stored = new Map<string, number[]>();

@@ -1,9 +1,17 @@
 import { execFile } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { cluster, sharedCluster, sleep, until } from '../support/cluster.js';
+import {
+  abortedAfter,
+  carefulLoad,
+  cluster,
+  sharedCluster,
+  until,
+  watchInstances,
+  type Ack,
+  type Observed,
+} from '../support/cluster.js';
 
 // The database tier's own failures (scripts/cluster/cluster.sh: three PostgreSQL nodes under
 // Patroni with synchronous replication, HAProxy's writer and reader ports checking Patroni's REST
@@ -22,169 +30,12 @@ const PAGERS = 3;
 const FAILOVER_BOUND_MS = 40_000;
 // A switchover demotes the leader cleanly and promotes the synchronous standby at once.
 const SWITCHOVER_BOUND_MS = 10_000;
-// The longest a request may take: the service's connect (3 s) and statement (2 s) timeouts, with
-// slack. Longer is a hang.
-const REQUEST_DEADLINE_MS = 10_000;
-// A create still unacknowledged after this long (retried all along) counts as given up.
-const CREATE_GIVE_UP_MS = 2 * MINUTES;
 
 const clusterEnv = sharedCluster(5 * MINUTES);
 
 const report = (line: string): void => {
   process.stdout.write(`failover: ${line}\n`);
 };
-
-type Ack = { name: string; id: number; at: number };
-
-/** What the clients saw while a fault happened: every answer counted, every acknowledgement kept. */
-type Observed = {
-  acks: Ack[];
-  gaveUp: number;
-  retries: number;
-  /** Status (or network error) of every create attempt → count. */
-  createStatuses: Map<string, number>;
-  /** Every 5xx to a create that was not a 503 with Retry-After and the Error body `unavailable`. */
-  dishonest: string[];
-  /** Status of every page read → count. */
-  readStatuses: Map<string, number>;
-  /** Reads answered with anything but 200: when, and what the answer was. */
-  failedReads: { at: number; answer: string }[];
-  hangs: number;
-  /** Each finished walk: the ids it returned, ascending, and every (id, name) it saw. */
-  walks: number[][];
-  seen: Map<number, string>;
-};
-
-function bump(counts: Map<string, number>, key: string): void {
-  counts.set(key, (counts.get(key) ?? 0) + 1);
-}
-
-async function timedFetch(url: string, init: RequestInit, observed: Observed): Promise<Response | string> {
-  try {
-    return await fetch(url, { ...init, signal: AbortSignal.timeout(REQUEST_DEADLINE_MS) });
-  } catch (error) {
-    if (error instanceof Error && error.name === 'TimeoutError') {
-      observed.hangs++;
-      return 'hang';
-    }
-    const cause = error instanceof Error && error.cause instanceof Error ? error.cause.message : String(error);
-    return `network: ${cause}`;
-  }
-}
-
-/**
- * 12 careful creators and 3 pagers through the balancer until stop(). A creator sends each create
- * with an Idempotency-Key and retries it with the same key and body on a network error, a 409 or a
- * 5xx, after Retry-After (at most 1 s), until it is acknowledged. A pager walks every page
- * (limit=100) by the Link rel="next", retrying a failed page.
- */
-function load(prefix: string): { observed: Observed; stop(): Promise<Observed> } {
-  const observed: Observed = {
-    acks: [],
-    gaveUp: 0,
-    retries: 0,
-    createStatuses: new Map(),
-    dishonest: [],
-    readStatuses: new Map(),
-    failedReads: [],
-    hangs: 0,
-    walks: [],
-    seen: new Map(),
-  };
-  let stopping = false;
-  const authorization = `Bearer ${clusterEnv().apiKey}`;
-
-  const creators = Array.from({ length: CREATORS }, async (_, client) => {
-    for (let i = 0; !stopping; i++) {
-      const name = `${prefix} ${client}-${i}`;
-      const headers = {
-        Authorization: authorization,
-        'Content-Type': 'application/json',
-        'Idempotency-Key': randomUUID(),
-      };
-      const body = JSON.stringify({ name, categoryId: 4 });
-      const started = performance.now();
-      for (let attempt = 0; ; attempt++) {
-        if (performance.now() - started > CREATE_GIVE_UP_MS) {
-          observed.gaveUp++;
-          break;
-        }
-        if (attempt > 0) observed.retries++;
-        const response = await timedFetch(
-          `${clusterEnv().balancerUrl}/v1/pets`,
-          { method: 'POST', headers, body },
-          observed,
-        );
-        if (typeof response === 'string') {
-          bump(observed.createStatuses, response.startsWith('network') ? 'network error' : response);
-          await sleep(100);
-          continue;
-        }
-        bump(observed.createStatuses, String(response.status));
-        const answer: unknown = await response.json().catch(() => null);
-        if (
-          (response.status === 201 || response.status === 200) &&
-          typeof answer === 'object' &&
-          answer !== null &&
-          'id' in answer
-        ) {
-          observed.acks.push({ name, id: Number(answer.id), at: performance.now() });
-          break;
-        }
-        if (response.status >= 500) {
-          const retryAfter = Number(response.headers.get('retry-after'));
-          const code = typeof answer === 'object' && answer !== null && 'code' in answer ? answer.code : undefined;
-          if (response.status !== 503 || !(retryAfter > 0) || code !== 'unavailable')
-            observed.dishonest.push(
-              `${response.status} Retry-After=${response.headers.get('retry-after')} ${JSON.stringify(answer)}`,
-            );
-          await sleep(Math.min(retryAfter > 0 ? retryAfter * 1000 : 100, 1000));
-        } else if (response.status === 409) await sleep(100);
-        else throw new Error(`create answered ${response.status}: ${JSON.stringify(answer)}`);
-      }
-    }
-  });
-
-  const pagers = Array.from({ length: PAGERS }, async () => {
-    while (!stopping) {
-      const ids: number[] = [];
-      let url: string | null = `${clusterEnv().balancerUrl}/v1/pets?limit=100`;
-      while (url !== null && !stopping) {
-        const response = await timedFetch(url, { headers: { Authorization: authorization } }, observed);
-        const status =
-          typeof response === 'string'
-            ? response.startsWith('network')
-              ? 'network error'
-              : response
-            : String(response.status);
-        bump(observed.readStatuses, status);
-        if (typeof response === 'string' || response.status !== 200) {
-          const answer = typeof response === 'string' ? response : `${status} ${await response.text()}`;
-          observed.failedReads.push({ at: performance.now(), answer: answer.slice(0, 300) });
-          await sleep(200);
-          continue;
-        }
-        const page = (await response.json()) as { id: number; name: string }[];
-        for (const pet of page) {
-          ids.push(Number(pet.id));
-          observed.seen.set(Number(pet.id), pet.name);
-        }
-        const next = /<([^>]+)>;\s*rel="next"/.exec(response.headers.get('link') ?? '');
-        url = next?.[1] === undefined ? null : `${clusterEnv().balancerUrl}${next[1]}`;
-      }
-      if (url === null) observed.walks.push(ids);
-    }
-  });
-
-  return {
-    observed,
-    async stop() {
-      stopping = true;
-      await Promise.all([...creators, ...pagers]);
-      return observed;
-    },
-  };
-}
 
 /** The longest time between two consecutive acknowledgements after `from`: how long writes paused. */
 function longestPause(acks: Ack[], from: number): { pauseMs: number; resumedAt: number } {
@@ -246,40 +97,6 @@ async function verdict(prefix: string, observed: Observed): Promise<Verdict> {
   return { lost, duplicated, unacknowledged, skipped, reissued };
 }
 
-/** What each instance's /readyz and /metrics said while writes were paused: polled every 250 ms. */
-/**
- * What each instance's /readyz and /metrics said during the gap: `primaryMissing` when /readyz
- * answered 503, or 200 naming the missing primary under `degraded` (a replica still serving reads).
- */
-function watchInstances(): { stop(): Promise<{ primaryMissing: boolean[]; dbDown: boolean[] }> } {
-  const primaryMissing = clusterEnv().instancePorts.map(() => false);
-  const dbDown = clusterEnv().instancePorts.map(() => false);
-  let stopping = false;
-  const polls = clusterEnv().instancePorts.map(async (port, i) => {
-    while (!stopping) {
-      const ready = await fetch(`http://127.0.0.1:${port}/readyz`, { signal: AbortSignal.timeout(2000) }).then(
-        async (response) => ({ status: response.status, body: await response.text() }),
-        () => ({ status: 0, body: '' }),
-      );
-      if (ready.status === 503 || (ready.status === 200 && /degraded.*primary/.test(ready.body)))
-        primaryMissing[i] = true;
-      const metrics = await fetch(`http://127.0.0.1:${port}/metrics`, { signal: AbortSignal.timeout(2000) }).then(
-        (response) => response.text(),
-        () => '',
-      );
-      if (/^db_up(\{[^}]*\})? 0$/m.test(metrics)) dbDown[i] = true;
-      await sleep(250);
-    }
-  });
-  return {
-    async stop() {
-      stopping = true;
-      await Promise.all(polls);
-      return { primaryMissing, dbDown };
-    },
-  };
-}
-
 const instancePids = (): string[] =>
   clusterEnv().instancePorts.map((_, i) => readFileSync(`.cluster/instance-${i + 1}.pid`, 'utf8').trim());
 
@@ -290,6 +107,12 @@ async function run(command: string): Promise<string> {
 }
 
 const leader = (): Promise<string> => run('leader');
+
+/** patronictl on the cluster's configuration (node1's: any node's names the same etcd). */
+async function patronictl(...args: string[]): Promise<void> {
+  const pgDir = readFileSync('.cluster/pgdir', 'utf8').trim();
+  await promisify(execFile)('patronictl', ['-c', `${pgDir}/node1.yml`, ...args], { timeout: MINUTES });
+}
 
 async function healthy(): Promise<boolean> {
   return cluster('healthy').then(
@@ -306,8 +129,12 @@ async function acknowledgedAfter(observed: Observed, from: number, count: number
   );
 }
 
+const load = (prefix: string): ReturnType<typeof carefulLoad> =>
+  carefulLoad(clusterEnv(), prefix, { clients: CREATORS, pagers: PAGERS });
+
 describe('the leader is lost (kill -9 of its Patroni, postmaster and backends)', () => {
   const prefix = 'failover';
+  const started = abortedAfter(afterAll);
   let observed: Observed;
   let pauseMs = 0;
   let oldLeader = '';
@@ -319,9 +146,9 @@ describe('the leader is lost (kill -9 of its Patroni, postmaster and backends)',
 
   beforeAll(async () => {
     pidsBefore = instancePids();
-    const running = load(prefix);
+    const running = started(load(prefix));
     await acknowledgedAfter(running.observed, 0, 200);
-    const watching = watchInstances();
+    const watching = started(watchInstances(clusterEnv().instancePorts));
     const killedAt = performance.now();
     oldLeader = await run('kill-leader');
     // More than the 12 creates that were in flight at the kill: writes are back.
@@ -393,29 +220,38 @@ describe('the leader is lost (kill -9 of its Patroni, postmaster and backends)',
 
 describe('planned switchover (patronictl switchover)', () => {
   const prefix = 'switchover';
+  const started = abortedAfter(afterAll);
   let observed: Observed;
   let pauseMs = 0;
   let found: Verdict;
+  let before = '';
+  let after = '';
 
   beforeAll(async () => {
     await until(healthy, 2 * MINUTES, 'three healthy nodes');
-    const running = load(prefix);
+    const running = started(load(prefix));
     await acknowledgedAfter(running.observed, 0, 200);
-    const before = await leader();
-    const started = performance.now();
-    await run('switchover');
-    await until(async () => (await leader()) !== before, MINUTES, 'a new leader');
+    before = await leader();
+    const switchedAt = performance.now();
+    // cluster.sh switchover waits for what Patroni switches over to, the synchronous standby, which
+    // right after a failover or a rejoin may not be named yet (Patroni refuses then: 412 "can not
+    // find sync_standby"); it prints what it waited for, and fails with Patroni's words if Patroni
+    // does not switch over.
+    for (const line of (await run('switchover')).split('\n')) report(line);
+    after = await leader();
     await acknowledgedAfter(running.observed, performance.now(), 200);
     observed = await running.stop();
-    pauseMs = longestPause(observed.acks, started).pauseMs;
+    pauseMs = longestPause(observed.acks, switchedAt).pauseMs;
     found = await verdict(prefix, observed);
     report(
-      `${before} → ${await leader()}: writes paused ${Math.round(pauseMs)} ms; ${observed.acks.length} creates acknowledged (${observed.retries} retries, ${observed.gaveUp} gave up), create answers ${JSON.stringify([...observed.createStatuses])}, page reads ${JSON.stringify([...observed.readStatuses])}; verdict ${JSON.stringify(found)}`,
+      `${before} → ${after}: writes paused ${Math.round(pauseMs)} ms; ${observed.acks.length} creates acknowledged (${observed.retries} retries, ${observed.gaveUp} gave up), create answers ${JSON.stringify([...observed.createStatuses])}, page reads ${JSON.stringify([...observed.readStatuses])}; verdict ${JSON.stringify(found)}`,
     );
     reportServiceErrors();
   }, 5 * MINUTES);
 
-  it('writes pause for at most a few seconds', () => {
+  it('another node leads, and writes pause for at most a few seconds', () => {
+    expect(after).toMatch(/^node[123]$/);
+    expect(after).not.toBe(before);
     expect(pauseMs).toBeLessThan(SWITCHOVER_BOUND_MS);
   });
 
@@ -436,6 +272,26 @@ describe('planned switchover (patronictl switchover)', () => {
 
   it('three healthy nodes afterwards', async () => {
     await until(healthy, 2 * MINUTES, 'three healthy nodes');
+  });
+
+  // patronictl exits 0 when Patroni refuses; cluster.sh reads its answer. A paused cluster is one
+  // Patroni always refuses a switchover without a candidate.
+  it("a switchover Patroni refuses fails with Patroni's words", async () => {
+    await patronictl('pause', '--wait');
+    try {
+      const refused = await run('switchover').then(
+        () => null,
+        (error: unknown) => error,
+      );
+      // execFile's error is not an `instanceof Error` of Jest's realm: read its field.
+      const stderr =
+        typeof refused === 'object' && refused !== null && 'stderr' in refused ? String(refused.stderr) : '';
+      report(`switchover of a paused cluster: ${/^Switchover failed.*$/m.exec(stderr)?.[0] ?? stderr}`);
+      expect(stderr).toContain('Switchover failed, details: 400, Switchover is possible only to a specific candidate');
+      expect(await leader()).toBe(after);
+    } finally {
+      await patronictl('resume', '--wait');
+    }
   });
 });
 

@@ -3,12 +3,12 @@ import pg from 'pg';
 import { parse as parseYaml } from 'yaml';
 import { getFrom } from '../support/from-address.js';
 import {
+  abortedAfter,
   balancerServers,
   cluster,
   sharedCluster,
   idempotentCreates,
   mixedLoad,
-  sleep,
   until,
 } from '../support/cluster.js';
 
@@ -18,7 +18,7 @@ import {
 
 const MINUTES = 60_000;
 
-const clusterEnv = sharedCluster(4 * MINUTES);
+const clusterEnv = sharedCluster(5 * MINUTES);
 
 const report = (line: string): void => {
   process.stdout.write(`cluster: ${line}\n`);
@@ -61,12 +61,20 @@ describe('client addresses behind the balancer', () => {
   );
 });
 
+/** Resolves once `count()` has grown by `more` from now. */
+function grown(count: () => number, more: number, what: string): Promise<number> {
+  const from = count();
+  return until(() => Promise.resolve(count() >= from + more), MINUTES, `${more} ${what}`);
+}
+
 describe('instances come and go under steady load', () => {
+  const started = abortedAfter(afterEach);
+
   it(
     'a rolling restart of every instance fails no request',
     async () => {
-      const load = mixedLoad(clusterEnv().balancerUrl, clusterEnv().apiKey, 12);
-      await sleep(1000);
+      const load = started(mixedLoad(clusterEnv().balancerUrl, clusterEnv().apiKey, 12));
+      await grown(() => load.outcomes.ok, 100, 'requests answered before the first restart');
       for (let i = 1; i <= clusterEnv().instancePorts.length; i++) {
         const stopped = performance.now();
         // SIGTERM: /readyz turns 503 for SHUTDOWN_DELAY_SECONDS (2 s) while the instance still serves;
@@ -82,7 +90,7 @@ describe('instances come and go under steady load', () => {
           `instance ${i}: stopped, restarted and back in the balancer after ${Math.round(performance.now() - stopped)} ms (${Math.round(back)} ms of checks)`,
         );
       }
-      await sleep(1000);
+      await grown(() => load.outcomes.ok, 300, 'requests answered after the last restart');
       const outcomes = await load.stop();
 
       report(
@@ -97,8 +105,9 @@ describe('instances come and go under steady load', () => {
   it(
     'kill -9 of an instance: the balancer stops sending to it at once, and retried idempotent creates lose and duplicate nothing',
     async () => {
-      const creates = idempotentCreates(clusterEnv().balancerUrl, clusterEnv().apiKey, 12, 'kill');
-      await sleep(1500);
+      const creates = started(idempotentCreates(clusterEnv().balancerUrl, clusterEnv().apiKey, 12, 'kill'));
+      const acknowledged = (): number => creates.result.acknowledged.size;
+      await grown(acknowledged, 50, 'creates acknowledged before the kill');
       await cluster('kill-instance', '2');
       const killed = performance.now();
       const outMs = await until(
@@ -109,7 +118,7 @@ describe('instances come and go under steady load', () => {
       report(
         `kill -9 of instance 2: out of the balancer after ${Math.round(outMs)} ms (check interval 500 ms, fall 2)`,
       );
-      await sleep(2000);
+      await grown(acknowledged, 60, 'creates acknowledged with instance 2 out');
       const result = await creates.stop();
       // Prometheus (deploy/prometheus/alerts.yml, every for: at 2 s) sees it too, and sees it back.
       const killedTarget = `127.0.0.1:${clusterEnv().instancePorts[1]}`;
@@ -166,6 +175,10 @@ async function transactionsOnReplicas(): Promise<number> {
   }
   return total;
 }
+
+/** HAProxy's reader port (deploy/haproxy-patroni.cfg): node name → up or not. */
+const readerPort = (): Promise<Map<string, boolean>> =>
+  balancerServers('.cluster/haproxy-postgres.sock', 'postgres_reader');
 
 /** NODE_<i>_PG_PORT of .cluster/env: each Patroni node's own PostgreSQL. */
 function nodePgPorts(): number[] {
@@ -249,13 +262,21 @@ describe('reads on the streaming replicas', () => {
           statuses.set(status, (statuses.get(status) ?? 0) + 1);
         }
       });
-      await sleep(1000);
-      await cluster('stop-replica');
-      await sleep(3000);
-      await cluster('start-replica');
-      await sleep(3000);
-      stopping = true;
-      await Promise.all(clients);
+      // A step that fails ends the readers too, and Jest with them.
+      try {
+        // Counted reads, not seconds: as many on a slow machine as on a fast one.
+        await grown(() => reads, 1000, 'reads before the stop');
+        await cluster('stop-replica');
+        const node = `node${readFileSync('.cluster/stopped-replica', 'utf8').trim()}`;
+        await until(async () => (await readerPort()).get(node) === false, MINUTES, `${node} out of the reader port`);
+        await grown(() => reads, 1000, `reads with ${node} stopped`);
+        await cluster('start-replica');
+        await until(async () => (await readerPort()).get(node) === true, MINUTES, `${node} back in the reader port`);
+        await grown(() => reads, 1000, `reads with ${node} back`);
+      } finally {
+        stopping = true;
+        await Promise.allSettled(clients);
+      }
 
       report(
         `replica stop/start under read load: ${reads} reads ${JSON.stringify([...statuses])}, slowest ${Math.round(slowest)} ms`,
