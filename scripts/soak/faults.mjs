@@ -107,7 +107,7 @@ async function hostileBurst({ source, burstMs }, { balancerUrl, apiKey }, random
 }
 
 /**
- * Starts instance i again. On a busy machine a start can outlast cluster.sh's 60 s wait while the
+ * Starts instance i again. On a busy machine a start can outlast cluster.sh's 120 s wait while the
  * process goes on starting: then wait for its /readyz a while longer before calling it a failure.
  */
 async function restart(i, instancePorts) {
