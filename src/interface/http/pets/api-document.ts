@@ -2,10 +2,6 @@ import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, getSchemaPath, type OpenAPIObject } from '@nestjs/swagger';
 import { describeApi } from '../platform/openapi-document.js';
 import { PetResponse } from './pet.dto.js';
-import { API_PREFIX } from '../platform/api-prefix.js';
-
-/** The servers of the committed snapshot (docs/openapi.json): the defaults, relative. */
-export const SNAPSHOT_SERVERS = { production: API_PREFIX, staging: API_PREFIX };
 
 export function buildOpenApiDocument(
   app: INestApplication,
