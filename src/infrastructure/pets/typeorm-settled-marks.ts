@@ -1,83 +1,56 @@
 import type { DataSource } from 'typeorm';
-import { type SettledMark, SettledMarks } from '../../domain/pets/pet-repository.js';
 import { propertyOf } from '../../application/platform/property-of.js';
+import { NO_MARK_EVENTS, type SettledMarkEvents } from '../../application/platform/settled-mark-events.js';
 import { fromBigint } from '../platform/database/bigint.js';
+import { IDLE_IN_TRANSACTION_MS, STATEMENT_TIMEOUT_MS } from '../platform/database/database.js';
 import { translateStoreErrors } from '../platform/database/store-errors.js';
-import { PETS_LOCK } from './typeorm-pet-repository.js';
-
-/** How long a mark waits for the creates in flight; creates that arrive meanwhile queue behind it. */
-export const SETTLE_LOCK_TIMEOUT_MS = 200;
-/** After a mark gave up waiting (a writer holds its transaction open), pages keep the last mark this long. */
-export const SETTLE_PAUSE_MS = 1000;
-
-/**
- * One statement: the pets lock taken exclusive, then the sequence's last value and the WAL
- * position. Why every id up to that value is then settled: docs/internals.md, "Exact paging".
- */
-const MARK = `WITH waiting AS MATERIALIZED (SELECT set_config('lock_timeout', $1, true)),
-  barrier AS MATERIALIZED (SELECT pg_advisory_xact_lock(${PETS_LOCK}) FROM waiting)
-  SELECT coalesce(pg_sequence_last_value(pg_get_serial_sequence('pets', 'id')::regclass), 0) AS up_to_id,
-    pg_current_wal_lsn()::text AS position FROM barrier`;
+import { prepared } from './typeorm-pet-repository.js';
+import {
+  type MarkSnapshot,
+  SharedSettledMarks,
+  type SharedMarksOptions,
+  SYSTEM_CLOCK,
+} from './shared-settled-marks.js';
 
 /**
- * Settled marks read on the primary, shared by the requests of this instance: one statement in
- * flight at a time; a caller that arrives while one runs shares the next, since the one in flight
- * may have read its mark before the caller's own create was acknowledged.
+ * A writer holds the pets lock at most until PostgreSQL ends it: a statement, then its session
+ * idle in the transaction; the margin is for the commit and the looks themselves.
  */
-export class TypeOrmSettledMarks extends SettledMarks {
-  private mark: SettledMark | null = null;
-  private reading: Promise<SettledMark> | null = null;
-  private next: Promise<SettledMark> | null = null;
-  private pausedUntil = 0;
+export const MARK_WAIT_LIMIT_MS = STATEMENT_TIMEOUT_MS + IDLE_IN_TRANSACTION_MS + 1000;
+export const MARK_OPTIONS: SharedMarksOptions = { waitLimitMs: MARK_WAIT_LIMIT_MS, minPollMs: 2, maxPollMs: 50 };
 
-  constructor(
-    private readonly primary: DataSource,
-    private readonly options = { lockTimeoutMs: SETTLE_LOCK_TIMEOUT_MS, pauseMs: SETTLE_PAUSE_MS },
-    private readonly now: () => number = Date.now,
-  ) {
-    super();
-  }
+/**
+ * One statement, each step reading after the one before: the sequence's last value, then the
+ * sessions holding the pets lock (PETS_LOCK, a bigint key: classid is its high half, objid its
+ * low), then the WAL position. The correlated subquery runs for the row `drawn` gave, so after
+ * it; the position is read for the row `holding` gave. Why every id up to the value is settled
+ * once those holders have ended: docs/internals.md, "Exact paging".
+ */
+const LOOK = prepared(
+  'pets_settled_mark',
+  `WITH drawn AS MATERIALIZED (
+    SELECT coalesce(pg_sequence_last_value(pg_get_serial_sequence('pets', 'id')::regclass), 0) AS up_to_id),
+  holding AS MATERIALIZED (
+    SELECT up_to_id, ARRAY(SELECT virtualtransaction FROM pg_locks
+      WHERE locktype = 'advisory' AND classid = 0 AND objid = 'pets'::regclass::oid AND objsubid = 1
+        AND granted AND pid <> pg_backend_pid() AND drawn.up_to_id IS NOT NULL) AS holders
+    FROM drawn)
+  SELECT up_to_id::text, holders, pg_current_wal_lsn()::text AS position FROM holding`,
+);
 
-  last(): SettledMark | null {
-    return this.mark;
+/** Settled marks read on the primary, shared by the requests of this instance (SharedSettledMarks). */
+export class TypeOrmSettledMarks extends SharedSettledMarks {
+  constructor(primary: DataSource, options = MARK_OPTIONS, events: SettledMarkEvents = NO_MARK_EVENTS) {
+    super(() => translateStoreErrors(() => look(primary)), options, SYSTEM_CLOCK, events);
   }
+}
 
-  fresh(): Promise<SettledMark> {
-    if (this.mark !== null && this.now() < this.pausedUntil) return Promise.resolve(this.mark);
-    if (this.reading === null) return (this.reading = this.read());
-    this.next ??= this.reading
-      .then(
-        () => undefined,
-        () => undefined,
-      )
-      .then(() => {
-        this.next = null;
-        return (this.reading ??= this.read());
-      });
-    return this.next;
-  }
-
-  private async read(): Promise<SettledMark> {
-    try {
-      // One statement at a time, so each mark read is later than the one before.
-      this.mark = await translateStoreErrors(() => this.readMark());
-      return this.mark;
-    } catch (error) {
-      // A writer slow to commit (or a primary that does not answer): serving up to the last mark
-      // is still exact, and new creates are not held behind another barrier for a while.
-      this.pausedUntil = this.now() + this.options.pauseMs;
-      if (this.mark !== null) return this.mark;
-      throw error;
-    } finally {
-      this.reading = null;
-    }
-  }
-
-  private async readMark(): Promise<SettledMark> {
-    const rows: unknown = await this.primary.query(MARK, [`${this.options.lockTimeoutMs}ms`]);
-    const row: unknown = Array.isArray(rows) ? rows[0] : undefined;
-    const position = propertyOf(row, 'position');
-    if (typeof position !== 'string') throw new Error('the settled mark gave no WAL position');
-    return { upToId: fromBigint(propertyOf(row, 'up_to_id')), position };
-  }
+async function look(primary: DataSource): Promise<MarkSnapshot> {
+  const rows: unknown = await primary.query(LOOK);
+  const row: unknown = Array.isArray(rows) ? rows[0] : undefined;
+  const position = propertyOf(row, 'position');
+  const holders = propertyOf(row, 'holders');
+  if (typeof position !== 'string' || !Array.isArray(holders))
+    throw new Error('the settled mark of an unexpected shape');
+  return { upToId: fromBigint(propertyOf(row, 'up_to_id')), holders: holders.map(String), position };
 }

@@ -1,0 +1,141 @@
+import { type SettledMark, SettledMarks, SettleTimeoutError } from '../../domain/pets/pet-repository.js';
+import { NO_MARK_EVENTS, type SettledMarkEvents } from '../../application/platform/settled-mark-events.js';
+
+/**
+ * One look at the store: the highest id drawn, then the creates in flight (their transactions'
+ * ids), then the store's position. Read in that order, every id up to `upToId` is settled once
+ * each of `holders` has ended (docs/internals.md, "Exact paging").
+ */
+export type MarkSnapshot = { upToId: number; holders: string[]; position: string };
+
+export type SharedMarksOptions = {
+  /** How long a mark may wait for its holders: the store's own limits on a writer, plus a margin. */
+  waitLimitMs: number;
+  /** The first pause between looks while marks wait for holders; it doubles up to `maxPollMs`. */
+  minPollMs: number;
+  maxPollMs: number;
+};
+
+export type Clock = {
+  now(): number;
+  /** Resolves after `ms`, or as soon as `wake` does. */
+  sleep(ms: number, wake: Promise<void>): Promise<void>;
+};
+
+export const SYSTEM_CLOCK: Clock = {
+  now: () => performance.now(),
+  sleep: (ms, wake) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      void wake.then(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    }),
+};
+
+type Caller = { askedAt: number; resolve(mark: SettledMark): void; reject(error: unknown): void };
+type Waiting = { upToId: number; holders: string[]; since: number; callers: Caller[] };
+
+/**
+ * Settled marks shared by the requests of an instance. One look at the store at a time: callers
+ * that ask while one runs share the next, since the one running may have read the sequence before
+ * their own create was acknowledged. A look that finds creates in flight leaves its callers waiting
+ * for those creates only; later looks, made for new callers or every few milliseconds, tell when
+ * they have ended. Nothing here takes a lock a create could queue behind.
+ */
+export class SharedSettledMarks extends SettledMarks {
+  private mark: SettledMark | null = null;
+  private asking: Caller[] = [];
+  private waiting: Waiting[] = [];
+  private looking = false;
+  private wake: () => void = () => undefined;
+
+  constructor(
+    private readonly look: () => Promise<MarkSnapshot>,
+    private readonly options: SharedMarksOptions,
+    private readonly clock: Clock = SYSTEM_CLOCK,
+    private readonly events: SettledMarkEvents = NO_MARK_EVENTS,
+  ) {
+    super();
+  }
+
+  last(): SettledMark | null {
+    return this.mark;
+  }
+
+  fresh(): Promise<SettledMark> {
+    return new Promise<SettledMark>((resolve, reject) => {
+      this.asking.push({ askedAt: this.clock.now(), resolve, reject });
+      this.wake();
+      if (!this.looking) void this.lookWhileAsked();
+    });
+  }
+
+  private async lookWhileAsked(): Promise<void> {
+    this.looking = true;
+    let pollMs = this.options.minPollMs;
+    try {
+      while (this.asking.length > 0 || this.waiting.length > 0) {
+        if (this.asking.length === 0) {
+          // Only marks waiting for holders: look again a little later, or as soon as a caller asks.
+          await this.clock.sleep(pollMs, new Promise<void>((resolve) => (this.wake = resolve)));
+          this.wake = () => undefined;
+          pollMs = Math.min(pollMs * 2, this.options.maxPollMs);
+        }
+        const asking = this.asking.splice(0);
+        let snapshot: MarkSnapshot;
+        try {
+          snapshot = await this.look();
+        } catch (error) {
+          // The store does not answer: no mark can be told settled, so no caller is left waiting.
+          for (const caller of [...asking, ...this.waiting.splice(0).flatMap((mark) => mark.callers)])
+            this.refuse(caller, error);
+          continue;
+        }
+        if (this.settle(snapshot, asking)) pollMs = this.options.minPollMs;
+      }
+    } finally {
+      this.looking = false;
+    }
+  }
+
+  /** Answers every caller the snapshot settles; true when any was. */
+  private settle({ upToId, holders, position }: MarkSnapshot, asking: Caller[]): boolean {
+    const now = this.clock.now();
+    const settled: Waiting[] = [];
+    if (holders.length === 0) {
+      // Nothing in flight: this mark is settled, and is at or above every mark still waiting.
+      settled.push(...this.waiting.splice(0).map((mark) => ({ ...mark, upToId })));
+      settled.push({ upToId, holders, since: now, callers: asking });
+    } else {
+      // A holder no longer listed has ended: its transaction held the lock until it did.
+      const inFlight = new Set(holders);
+      const still: Waiting[] = [];
+      for (const mark of this.waiting)
+        (mark.holders.some((holder) => inFlight.has(holder)) ? still : settled).push(mark);
+      this.waiting = [];
+      for (const mark of still) {
+        if (now - mark.since < this.options.waitLimitMs) this.waiting.push(mark);
+        else for (const caller of mark.callers) this.refuse(caller, new SettleTimeoutError());
+      }
+      if (asking.length > 0) this.waiting.push({ upToId, holders, since: now, callers: asking });
+    }
+    for (const mark of settled) {
+      // The position read after every holder of this mark had ended is past all of their commits.
+      const answer = { upToId: mark.upToId, position };
+      if (this.mark === null || answer.upToId >= this.mark.upToId) this.mark = answer;
+      if (mark.callers.length > 0) this.events.read();
+      for (const caller of mark.callers) {
+        this.events.waited((now - caller.askedAt) / 1000);
+        caller.resolve(answer);
+      }
+    }
+    return settled.length > 0;
+  }
+
+  private refuse(caller: Caller, error: unknown): void {
+    this.events.refused();
+    caller.reject(error);
+  }
+}
