@@ -150,8 +150,17 @@ export function productPath(endpoint) {
     ts.isClassDeclaration(s) && s.name ? [s.name.text] : [],
   ))
     ports.add(name);
-  for (const file of filesUnder('src/infrastructure/pets')) {
-    if (file.endsWith('.ts') && parse(file).bases.some((base) => ports.has(base))) walk(file);
+  // An adapter may extend another that extends the port: until no new class is found.
+  const adapters = filesUnder('src/infrastructure/pets').filter((file) => file.endsWith('.ts'));
+  for (let found = true; found;) {
+    found = false;
+    for (const file of adapters) {
+      if (reached.has(file) || !parse(file).bases.some((base) => ports.has(base))) continue;
+      walk(file);
+      for (const statement of parse(file).source.statements)
+        if (ts.isClassDeclaration(statement) && statement.name) ports.add(statement.name.text);
+      found = true;
+    }
   }
   return [...reached].filter((file) => parse(file).runsCode).sort();
 }

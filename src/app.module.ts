@@ -12,6 +12,7 @@ import { ListPets } from './application/pets/list-pets.js';
 import { RateLimits } from './application/platform/rate-limits.js';
 import { Readiness } from './application/platform/readiness.js';
 import { ReplicaStatus } from './application/platform/replica-status.js';
+import { WarmUp } from './application/platform/warm-up.js';
 import { type Config, petstoreConfig } from './infrastructure/platform/config.js';
 import { PetRepository, SettledMarks } from './domain/pets/pet-repository.js';
 import { DatabaseReadiness } from './infrastructure/platform/database/database-readiness.js';
@@ -33,7 +34,7 @@ import { ReplicaRoutingPetRepository } from './infrastructure/pets/replica-pet-r
 import { TypeOrmPetRepository } from './infrastructure/pets/typeorm-pet-repository.js';
 import { TypeOrmPetTransactions } from './infrastructure/pets/typeorm-pet-transactions.js';
 import { TypeOrmReplicaPetRepository } from './infrastructure/pets/replica-pet-repository.js';
-import { TypeOrmSettledMarks } from './infrastructure/pets/typeorm-settled-marks.js';
+import { MARK_OPTIONS, TypeOrmSettledMarks } from './infrastructure/pets/typeorm-settled-marks.js';
 import { ReplicaSetStatus } from './infrastructure/platform/database/replica-set-status.js';
 import { TypeOrmReplicas } from './infrastructure/platform/database/typeorm-replicas.js';
 import { BearerKeyGuard } from './interface/http/access/bearer-key.guard.js';
@@ -129,7 +130,16 @@ export class DatabaseServerModule {}
         new HttpMetrics({ pool, readiness, replicas }),
     },
     ShutdownState,
-    { provide: SettledMarks, inject: [DATA_SOURCE], useFactory: (ds: DataSource) => new TypeOrmSettledMarks(ds) },
+    { provide: SettledMarks, inject: [DATA_SOURCE, HttpMetrics], useFactory: settledMarksFor },
+    // Ready once the instance holds a settled mark.
+    {
+      provide: WarmUp,
+      inject: [SettledMarks],
+      useFactory: (marks: SettledMarks): WarmUp => ({
+        done: () => marks.last() !== null,
+        run: () => marks.fresh().then(() => undefined),
+      }),
+    },
     {
       provide: ListPets,
       inject: [PetRepository, SettledMarks],
@@ -164,6 +174,16 @@ function replicasFor(ds: DataSource, config: Config, server: DatabaseServer): Ty
   });
   replicas.start();
   return replicas;
+}
+
+/**
+ * A first mark is read at start, so that the instance is ready (/readyz) and its first lists need
+ * not wait for one. A failure is left to /readyz and the lists, which ask again.
+ */
+function settledMarksFor(ds: DataSource, metrics: HttpMetrics): SettledMarks {
+  const marks = new TypeOrmSettledMarks(ds, MARK_OPTIONS, metrics.marks);
+  marks.fresh().catch((error: unknown) => new Logger('Pets').warn(`No settled mark at start: ${String(error)}`));
+  return marks;
 }
 
 /** Started here; Nest stops it (onModuleDestroy) when the app closes. */

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Creates per second with 16 clients: the obvious app's plain INSERT, the service's create (the id
-# drawn under the pets lock taken shared) alone and with settled marks read alongside, and the
-# create before issue 29 (the lock taken exclusive). Rounds alternate the statements, so that drift
+# drawn under the pets lock taken shared) alone, with settled marks read alongside (issue 41's look,
+# and the barrier before it), and the create before issue 29 (the lock taken exclusive). Rounds alternate the statements, so that drift
 # on the machine hits them alike. Figures in docs/performance.md.
 #   bash bench/pgbench/run.sh [postgres URL, default $DATABASE_URL]   SECONDS_EACH=10 ROUNDS=2 MARKS_PER_SECOND=200
 set -euo pipefail
@@ -24,5 +24,9 @@ for round in $(seq "$rounds"); do
   with_marks="$(tps -f "$here/create.sql")"
   wait
   echo "round $round: shared lock, $marks marks/s alongside $with_marks creates/s ($(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' /tmp/pgbench-marks.log) marks/s)"
+  "$pgbench" -n -c 1 -R "$marks" -T "$seconds" -f "$here/barrier-settle.sql" "$url" >/tmp/pgbench-marks.log 2>&1 &
+  with_barrier="$(tps -f "$here/create.sql")"
+  wait
+  echo "round $round: shared lock, $marks barrier marks/s (before issue 41) alongside $with_barrier creates/s ($(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' /tmp/pgbench-marks.log) marks/s)"
   echo "round $round: exclusive lock (before issue 29) $(tps -f "$here/exclusive-create.sql") creates/s"
 done

@@ -1,5 +1,11 @@
--- The settled mark a page reads (src/infrastructure/pets/typeorm-pet-repository.ts): the pets lock taken exclusive.
-WITH waiting AS MATERIALIZED (SELECT set_config('lock_timeout', '200ms', true)),
-  barrier AS MATERIALIZED (SELECT pg_advisory_xact_lock('pets'::regclass::oid::bigint) FROM waiting)
-  SELECT coalesce(pg_sequence_last_value(pg_get_serial_sequence('pets', 'id')::regclass), 0) AS up_to_id,
-    pg_current_wal_lsn()::text AS position FROM barrier;
+-- The settled mark's look (src/infrastructure/pets/typeorm-settled-marks.ts): the sequence, then the
+-- sessions holding the pets lock, then the WAL position. No lock taken; a page whose look lists
+-- holders looks again until they have ended, with this same statement.
+WITH drawn AS MATERIALIZED (
+    SELECT coalesce(pg_sequence_last_value(pg_get_serial_sequence('pets', 'id')::regclass), 0) AS up_to_id),
+  holding AS MATERIALIZED (
+    SELECT up_to_id, ARRAY(SELECT virtualtransaction FROM pg_locks
+      WHERE locktype = 'advisory' AND classid = 0 AND objid = 'pets'::regclass::oid AND objsubid = 1
+        AND granted AND pid <> pg_backend_pid() AND drawn.up_to_id IS NOT NULL) AS holders
+    FROM drawn)
+  SELECT up_to_id::text, holders, pg_current_wal_lsn()::text AS position FROM holding;

@@ -176,6 +176,9 @@ describe('alerting rules and the dashboard', () => {
         'nodejs_heap_size_total_bytes',
         'nodejs_eventloop_lag_p99_seconds',
         'process_cpu_seconds_total',
+        'pets_list_mark_unavailable_total',
+        'pets_list_mark_wait_seconds_bucket',
+        'pets_settled_mark_age_seconds',
       ]),
     );
   });

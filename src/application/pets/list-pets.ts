@@ -19,6 +19,7 @@ export class ListPets {
    * A page holds only settled pets, so a client that pages on never passes a pet still to come.
    * A full page below the last mark is final as it is; a short page may end only because the mark
    * is old, so it is read again under a fresh mark (which also shows the caller its own creates).
+   * Never served as final under the old mark: without a fresh one, the page fails with its error.
    */
   async execute({ status, limit, afterId }: ListPetsInput): Promise<PetPage> {
     // One extra row tells whether another page exists without a COUNT.

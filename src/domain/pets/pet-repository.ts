@@ -30,8 +30,10 @@ export abstract class SettledMarks {
   /** The last mark read, if any. */
   abstract last(): SettledMark | null;
   /**
-   * A mark read after this call: every create acknowledged before it is at or below the mark. When
-   * the store cannot settle within its bound (a writer holds its transaction open), the last mark.
+   * A mark read after this call: every create acknowledged before it is at or below the mark. It
+   * waits for the creates in flight when it is read, never for later ones; throws
+   * StoreUnavailableError when the store does not answer, SettleTimeoutError when those creates
+   * outlast the store's own limits on them. Never an older mark instead.
    */
   abstract fresh(): Promise<SettledMark>;
 }

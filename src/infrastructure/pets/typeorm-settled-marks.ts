@@ -1,39 +1,72 @@
 import type { DataSource } from 'typeorm';
+import { SettleTimeoutError } from '../../domain/pets/pet.js';
 import { type SettledMark, SettledMarks } from '../../domain/pets/pet-repository.js';
 import { propertyOf } from '../../application/platform/property-of.js';
+import { NO_MARK_EVENTS, type SettledMarkEvents } from '../../application/platform/settled-mark-events.js';
 import { fromBigint } from '../platform/database/bigint.js';
+import { IDLE_IN_TRANSACTION_MS, STATEMENT_TIMEOUT_MS } from '../platform/database/database.js';
 import { translateStoreErrors } from '../platform/database/store-errors.js';
-import { PETS_LOCK } from './typeorm-pet-repository.js';
+import { prepared } from './typeorm-pet-repository.js';
 
-/** How long a mark waits for the creates in flight; creates that arrive meanwhile queue behind it. */
-export const SETTLE_LOCK_TIMEOUT_MS = 200;
-/** After a mark gave up waiting (a writer holds its transaction open), pages keep the last mark this long. */
-export const SETTLE_PAUSE_MS = 1000;
-
-/**
- * One statement: the pets lock taken exclusive, then the sequence's last value and the WAL
- * position. Why every id up to that value is then settled: docs/internals.md, "Exact paging".
- */
-const MARK = `WITH waiting AS MATERIALIZED (SELECT set_config('lock_timeout', $1, true)),
-  barrier AS MATERIALIZED (SELECT pg_advisory_xact_lock(${PETS_LOCK}) FROM waiting)
-  SELECT coalesce(pg_sequence_last_value(pg_get_serial_sequence('pets', 'id')::regclass), 0) AS up_to_id,
-    pg_current_wal_lsn()::text AS position FROM barrier`;
+// The settled marks: SharedSettledMarks shares one look at a time among an instance's requests and
+// waits for the creates each look found in flight (tested on its own with a fake look and clock);
+// TypeOrmSettledMarks gives it the look, one statement on the primary.
 
 /**
- * Settled marks read on the primary, shared by the requests of this instance: one statement in
- * flight at a time; a caller that arrives while one runs shares the next, since the one in flight
- * may have read its mark before the caller's own create was acknowledged.
+ * One look at the store: the highest id drawn, then the creates in flight (their transactions'
+ * ids), then the store's position. Read in that order, every id up to `upToId` is settled once
+ * each of `holders` has ended (docs/internals.md, "Exact paging").
  */
-export class TypeOrmSettledMarks extends SettledMarks {
+export type MarkSnapshot = { upToId: number; holders: string[]; position: string };
+
+export type SharedMarksOptions = {
+  /** How long a mark may wait for its holders: the store's own limits on a writer, plus a margin. */
+  waitLimitMs: number;
+  /** The first pause between looks while marks wait for holders; it doubles up to `maxPollMs`. */
+  minPollMs: number;
+  maxPollMs: number;
+};
+
+export type Clock = {
+  now(): number;
+  /** Resolves after `ms`, or as soon as `wake` does. */
+  sleep(ms: number, wake: Promise<void>): Promise<void>;
+};
+
+export const SYSTEM_CLOCK: Clock = {
+  now: () => performance.now(),
+  sleep: (ms, wake) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      void wake.then(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    }),
+};
+
+type Caller = { askedAt: number; resolve(mark: SettledMark): void; reject(error: unknown): void };
+type Waiting = { upToId: number; holders: string[]; since: number; callers: Caller[] };
+
+/**
+ * Settled marks shared by the requests of an instance. One look at the store at a time: callers
+ * that ask while one runs share the next, since the one running may have read the sequence before
+ * their own create was acknowledged. A look that finds creates in flight leaves its callers waiting
+ * for those creates only; later looks, made for new callers or every few milliseconds, tell when
+ * they have ended. Nothing here takes a lock a create could queue behind.
+ */
+export class SharedSettledMarks extends SettledMarks {
   private mark: SettledMark | null = null;
-  private reading: Promise<SettledMark> | null = null;
-  private next: Promise<SettledMark> | null = null;
-  private pausedUntil = 0;
+  private asking: Caller[] = [];
+  private waiting: Waiting[] = [];
+  private looking = false;
+  private wake: () => void = () => undefined;
 
   constructor(
-    private readonly primary: DataSource,
-    private readonly options = { lockTimeoutMs: SETTLE_LOCK_TIMEOUT_MS, pauseMs: SETTLE_PAUSE_MS },
-    private readonly now: () => number = Date.now,
+    private readonly look: () => Promise<MarkSnapshot>,
+    private readonly options: SharedMarksOptions,
+    private readonly clock: Clock = SYSTEM_CLOCK,
+    private readonly events: SettledMarkEvents = NO_MARK_EVENTS,
   ) {
     super();
   }
@@ -43,41 +76,120 @@ export class TypeOrmSettledMarks extends SettledMarks {
   }
 
   fresh(): Promise<SettledMark> {
-    if (this.mark !== null && this.now() < this.pausedUntil) return Promise.resolve(this.mark);
-    if (this.reading === null) return (this.reading = this.read());
-    this.next ??= this.reading
-      .then(
-        () => undefined,
-        () => undefined,
-      )
-      .then(() => {
-        this.next = null;
-        return (this.reading ??= this.read());
-      });
-    return this.next;
+    return new Promise<SettledMark>((resolve, reject) => {
+      this.asking.push({ askedAt: this.clock.now(), resolve, reject });
+      this.wake();
+      if (!this.looking) void this.lookWhileAsked();
+    });
   }
 
-  private async read(): Promise<SettledMark> {
+  private async lookWhileAsked(): Promise<void> {
+    this.looking = true;
+    let pollMs = this.options.minPollMs;
     try {
-      // One statement at a time, so each mark read is later than the one before.
-      this.mark = await translateStoreErrors(() => this.readMark());
-      return this.mark;
-    } catch (error) {
-      // A writer slow to commit (or a primary that does not answer): serving up to the last mark
-      // is still exact, and new creates are not held behind another barrier for a while.
-      this.pausedUntil = this.now() + this.options.pauseMs;
-      if (this.mark !== null) return this.mark;
-      throw error;
+      while (this.asking.length > 0 || this.waiting.length > 0) {
+        if (this.asking.length === 0) {
+          // Only marks waiting for holders: look again a little later, or as soon as a caller asks.
+          await this.clock.sleep(pollMs, new Promise<void>((resolve) => (this.wake = resolve)));
+          this.wake = () => undefined;
+          pollMs = Math.min(pollMs * 2, this.options.maxPollMs);
+        }
+        const asking = this.asking.splice(0);
+        let snapshot: MarkSnapshot;
+        try {
+          snapshot = await this.look();
+        } catch (error) {
+          // The store does not answer: no mark can be told settled, so no caller is left waiting.
+          for (const caller of [...asking, ...this.waiting.splice(0).flatMap((mark) => mark.callers)])
+            this.refuse(caller, error);
+          continue;
+        }
+        if (this.settle(snapshot, asking)) pollMs = this.options.minPollMs;
+      }
     } finally {
-      this.reading = null;
+      this.looking = false;
     }
   }
 
-  private async readMark(): Promise<SettledMark> {
-    const rows: unknown = await this.primary.query(MARK, [`${this.options.lockTimeoutMs}ms`]);
-    const row: unknown = Array.isArray(rows) ? rows[0] : undefined;
-    const position = propertyOf(row, 'position');
-    if (typeof position !== 'string') throw new Error('the settled mark gave no WAL position');
-    return { upToId: fromBigint(propertyOf(row, 'up_to_id')), position };
+  /** Answers every caller the snapshot settles; true when any was. */
+  private settle({ upToId, holders, position }: MarkSnapshot, asking: Caller[]): boolean {
+    const now = this.clock.now();
+    const settled: Waiting[] = [];
+    if (holders.length === 0) {
+      // Nothing in flight: this mark is settled, and is at or above every mark still waiting.
+      settled.push(...this.waiting.splice(0).map((mark) => ({ ...mark, upToId })));
+      settled.push({ upToId, holders, since: now, callers: asking });
+    } else {
+      // A holder no longer listed has ended: its transaction held the lock until it did.
+      const inFlight = new Set(holders);
+      const still: Waiting[] = [];
+      for (const mark of this.waiting)
+        (mark.holders.some((holder) => inFlight.has(holder)) ? still : settled).push(mark);
+      this.waiting = [];
+      for (const mark of still) {
+        if (now - mark.since < this.options.waitLimitMs) this.waiting.push(mark);
+        else for (const caller of mark.callers) this.refuse(caller, new SettleTimeoutError());
+      }
+      if (asking.length > 0) this.waiting.push({ upToId, holders, since: now, callers: asking });
+    }
+    for (const mark of settled) {
+      // The position read after every holder of this mark had ended is past all of their commits.
+      const answer = { upToId: mark.upToId, position };
+      if (this.mark === null || answer.upToId >= this.mark.upToId) this.mark = answer;
+      if (mark.callers.length > 0) this.events.read();
+      for (const caller of mark.callers) {
+        this.events.waited((now - caller.askedAt) / 1000);
+        caller.resolve(answer);
+      }
+    }
+    return settled.length > 0;
   }
+
+  private refuse(caller: Caller, error: unknown): void {
+    this.events.refused();
+    caller.reject(error);
+  }
+}
+
+/**
+ * A writer holds the pets lock at most until PostgreSQL ends it: a statement, then its session
+ * idle in the transaction; the margin is for the commit and the looks themselves.
+ */
+export const MARK_WAIT_LIMIT_MS = STATEMENT_TIMEOUT_MS + IDLE_IN_TRANSACTION_MS + 1000;
+export const MARK_OPTIONS: SharedMarksOptions = { waitLimitMs: MARK_WAIT_LIMIT_MS, minPollMs: 2, maxPollMs: 50 };
+
+/**
+ * One statement, each step reading after the one before: the sequence's last value, then the
+ * sessions holding the pets lock (PETS_LOCK, a bigint key: classid is its high half, objid its
+ * low), then the WAL position. The correlated subquery runs for the row `drawn` gave, so after
+ * it; the position is read for the row `holding` gave. Why every id up to the value is settled
+ * once those holders have ended: docs/internals.md, "Exact paging".
+ */
+const LOOK = prepared(
+  'pets_settled_mark',
+  `WITH drawn AS MATERIALIZED (
+    SELECT coalesce(pg_sequence_last_value(pg_get_serial_sequence('pets', 'id')::regclass), 0) AS up_to_id),
+  holding AS MATERIALIZED (
+    SELECT up_to_id, ARRAY(SELECT virtualtransaction FROM pg_locks
+      WHERE locktype = 'advisory' AND classid = 0 AND objid = 'pets'::regclass::oid AND objsubid = 1
+        AND granted AND pid <> pg_backend_pid() AND drawn.up_to_id IS NOT NULL) AS holders
+    FROM drawn)
+  SELECT up_to_id::text, holders, pg_current_wal_lsn()::text AS position FROM holding`,
+);
+
+/** Settled marks read on the primary, shared by the requests of this instance (SharedSettledMarks). */
+export class TypeOrmSettledMarks extends SharedSettledMarks {
+  constructor(primary: DataSource, options = MARK_OPTIONS, events: SettledMarkEvents = NO_MARK_EVENTS) {
+    super(() => translateStoreErrors(() => look(primary)), options, SYSTEM_CLOCK, events);
+  }
+}
+
+async function look(primary: DataSource): Promise<MarkSnapshot> {
+  const rows: unknown = await primary.query(LOOK);
+  const row: unknown = Array.isArray(rows) ? rows[0] : undefined;
+  const position = propertyOf(row, 'position');
+  const holders = propertyOf(row, 'holders');
+  if (typeof position !== 'string' || !Array.isArray(holders))
+    throw new Error('the settled mark of an unexpected shape');
+  return { upToId: fromBigint(propertyOf(row, 'up_to_id')), holders: holders.map(String), position };
 }

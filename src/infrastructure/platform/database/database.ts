@@ -4,7 +4,9 @@ import { dropSilentConnections, WatchedClient } from './silent-connections.js';
 import { poolOf } from './typeorm-database-pool.js';
 
 /** The server cancels a statement after this; a connection silent for longer is dead (see silent-connections.ts). */
-const STATEMENT_TIMEOUT_MS = 2000;
+export const STATEMENT_TIMEOUT_MS = 2000;
+/** The server ends a session idle inside its transaction for longer than this. */
+export const IDLE_IN_TRANSACTION_MS = 5000;
 const POOL_SIZE = 10;
 export const SILENT_CONNECTION_MS = 3000;
 
@@ -53,7 +55,7 @@ export function postgresOptions(
       lock_timeout: STATEMENT_TIMEOUT_MS,
       // A session whose client vanished mid-transaction must not keep its locks (the create lock
       // above all) until TCP notices.
-      idle_in_transaction_session_timeout: 5000,
+      idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS,
       keepAlive: true,
       application_name: 'petstore',
       ...(schema ? { options: `-c search_path=${schema}` } : {}),

@@ -25,7 +25,7 @@ import {
 } from '../../../application/pets/create-pet.js';
 import { GetPet } from '../../../application/pets/get-pet.js';
 import { ListPets, PAGE_LIMIT } from '../../../application/pets/list-pets.js';
-import { InvalidPetError, MAX_PET_ID, PetNotFoundError } from '../../../domain/pets/pet.js';
+import { InvalidPetError, MAX_PET_ID, PetNotFoundError, SettleTimeoutError } from '../../../domain/pets/pet.js';
 import { ApiError } from '../platform/api-error.js';
 import { Caller } from '../access/caller.decorator.js';
 import { CursorCodec } from './cursor.js';
@@ -42,7 +42,8 @@ import {
 } from './pet.dto.js';
 import { API_PREFIX } from '../platform/api-prefix.js';
 
-type PetError = PetNotFoundError | InvalidPetError | IdempotencyConflictError | IdempotencyKeyReusedError;
+type PetError =
+  PetNotFoundError | InvalidPetError | IdempotencyConflictError | IdempotencyKeyReusedError | SettleTimeoutError;
 
 /** How the errors of the domain and the use cases are answered. Pure, so each case is unit-tested. */
 export function apiErrorOf(exception: PetError): ApiError {
@@ -54,6 +55,10 @@ export function apiErrorOf(exception: PetError): ApiError {
       'Retry-After': '1',
     });
   }
+  if (exception instanceof SettleTimeoutError) {
+    // Not an unreachable database: a create in flight outlasted its limits, which should not happen.
+    return new ApiError(503, 'Pets created a moment ago have not settled yet; retry shortly', { 'Retry-After': '1' });
+  }
   return new ApiError(422, 'This Idempotency-Key was already used with a different request body; use a new key');
 }
 
@@ -61,7 +66,7 @@ export function apiErrorOf(exception: PetError): ApiError {
  * The pets controller's errors, as ApiErrors written by the platform's ErrorFilter; whatever
  * else fails there (a store that does not answer, a bug) goes to that filter as it is.
  */
-@Catch(PetNotFoundError, InvalidPetError, IdempotencyConflictError, IdempotencyKeyReusedError)
+@Catch(PetNotFoundError, InvalidPetError, IdempotencyConflictError, IdempotencyKeyReusedError, SettleTimeoutError)
 export class PetErrorsFilter implements ExceptionFilter {
   catch(exception: PetError, host: ArgumentsHost): void {
     const http = host.switchToHttp();

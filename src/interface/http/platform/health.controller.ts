@@ -4,14 +4,19 @@ import { RateLimits } from '../../../application/platform/rate-limits.js';
 import { Readiness } from '../../../application/platform/readiness.js';
 import { ReplicaStatus } from '../../../application/platform/replica-status.js';
 import { StoreUnavailableError } from '../../../application/platform/store-unavailable-error.js';
+import { WarmUp } from '../../../application/platform/warm-up.js';
+import { withTimeout } from '../../../application/platform/with-timeout.js';
 import { ApiError } from './api-error.js';
 import { Public } from './public.js';
 import { ShutdownState } from './shutdown-state.js';
 
+/** How long /readyz waits for the warm-up (a first settled mark) before it answers 503. */
+const WARM_UP_WAIT_MS = 1000;
+
 /**
  * Outside /v1, no key. /healthz: the process is up. /readyz: the service should get traffic: it
- * is not draining for shutdown, and the primary database answers, or a replica serves reads
- * while it does not (else 503 unavailable).
+ * is not draining for shutdown, it has warmed up (WarmUp: the pets' first settled mark), and the primary database answers, or a replica serves reads while it does not (else
+ * 503 unavailable).
  */
 @Public()
 @ApiExcludeController()
@@ -22,6 +27,7 @@ export class HealthController {
     private readonly shutdown: ShutdownState,
     private readonly rateLimits: RateLimits,
     private readonly replicas: ReplicaStatus,
+    private readonly warmUp: WarmUp,
   ) {}
 
   @Get('healthz')
@@ -33,6 +39,7 @@ export class HealthController {
   @Get('readyz')
   async ready(): Promise<{ status: 'ok'; degraded?: string[] }> {
     if (this.shutdown.draining) throw new ApiError(503, 'The service is shutting down', { 'Retry-After': '1' });
+    if (!this.warmUp.done()) await this.warmUpOnce();
     const degraded: string[] = [];
     try {
       await this.readiness.check();
@@ -46,5 +53,16 @@ export class HealthController {
     const rateLimits = await this.rateLimits.degradation();
     if (rateLimits !== null) degraded.push(rateLimits);
     return degraded.length === 0 ? { status: 'ok' } : { status: 'ok', degraded };
+  }
+
+  /** The instance warms up at start; until it has, /readyz tries once more itself. */
+  private async warmUpOnce(): Promise<void> {
+    const noMark = () =>
+      new ApiError(503, 'The service has not read the state of the pets yet', { 'Retry-After': '1' });
+    const read = this.warmUp.run().then(
+      () => true,
+      () => false,
+    );
+    if (!(await withTimeout(read, WARM_UP_WAIT_MS, () => false))) throw noMark();
   }
 }

@@ -1,5 +1,7 @@
 import { ListPets } from '../../../../src/application/pets/list-pets.js';
+import { SettleTimeoutError } from '../../../../src/domain/pets/pet.js';
 import { type SettledMark, SettledMarks } from '../../../../src/domain/pets/pet-repository.js';
+import { StoreUnavailableError } from '../../../../src/application/platform/store-unavailable-error.js';
 import { InMemoryPetRepository } from '../../../support/in-memory-pet-repository.js';
 import { InMemorySettledMarks } from '../../../support/in-memory-settled-marks.js';
 import { aNewPet } from '../../../support/pets.js';
@@ -24,8 +26,11 @@ class ScriptedMarks extends SettledMarks {
     return this.mark;
   }
 
+  failure: Error | null = null;
+
   fresh(): Promise<SettledMark> {
     this.freshReads++;
+    if (this.failure !== null) return Promise.reject(this.failure);
     this.mark = { upToId: this.settledUpTo, position: '0/0' };
     return Promise.resolve(this.mark);
   }
@@ -126,6 +131,34 @@ describe('ListPets', () => {
       marks.settledUpTo = 2;
       await new ListPets(pets, marks).execute({ limit: 20 });
       marks.settledUpTo = 4;
+
+      const page = await new ListPets(pets, marks).execute({ limit: 2 });
+
+      expect(page.pets.map((pet) => pet.id)).toEqual([1, 2]);
+      expect(page.nextAfterId).toBe(2);
+    });
+  });
+
+  describe('when no fresh mark can be had', () => {
+    it.each([
+      ['the store does not answer', new StoreUnavailableError()],
+      ['the creates in flight do not settle in time', new SettleTimeoutError()],
+    ])('fails a short page rather than serve it as final under the old mark (%s)', async (_, failure) => {
+      const pets = await storeWith(3);
+      const marks = new ScriptedMarks();
+      marks.settledUpTo = 2;
+      await new ListPets(pets, marks).execute({ limit: 20 });
+      marks.failure = failure;
+
+      await expect(new ListPets(pets, marks).execute({ limit: 20 })).rejects.toBe(failure);
+    });
+
+    it('still serves a full page below the last mark', async () => {
+      const pets = await storeWith(5);
+      const marks = new ScriptedMarks();
+      marks.settledUpTo = 5;
+      await new ListPets(pets, marks).execute({ limit: 20 });
+      marks.failure = new StoreUnavailableError();
 
       const page = await new ListPets(pets, marks).execute({ limit: 2 });
 

@@ -1,8 +1,10 @@
+import { jest } from '@jest/globals';
 import { Readiness } from '../../../../../src/application/platform/readiness.js';
 import { type ReplicaState, ReplicaStatus } from '../../../../../src/application/platform/replica-status.js';
 import { StoreUnavailableError } from '../../../../../src/application/platform/store-unavailable-error.js';
 import { HealthController } from '../../../../../src/interface/http/platform/health.controller.js';
 import { NoRateLimits } from '../../../../../src/infrastructure/platform/rate-limits/flexible-rate-limits.js';
+import { WarmUp } from '../../../../../src/application/platform/warm-up.js';
 import { ShutdownState } from '../../../../../src/interface/http/platform/shutdown-state.js';
 
 /** A primary the test turns off, or breaks with another error than an outage. */
@@ -23,11 +25,32 @@ class Replicas extends ReplicaStatus {
   }
 }
 
+/** A warm-up as the test sets it: done or not, and a try that succeeds or never ends. */
+class Marks extends WarmUp {
+  held = true;
+  answers = false;
+  done(): boolean {
+    return this.held;
+  }
+  run(): Promise<void> {
+    if (!this.answers) return new Promise(() => undefined);
+    this.held = true;
+    return Promise.resolve();
+  }
+}
+
 function setUp() {
   const primary = new SwitchablePrimary();
   const replicas = new Replicas();
   const shutdown = new ShutdownState();
-  return { primary, replicas, shutdown, health: new HealthController(primary, shutdown, new NoRateLimits(), replicas) };
+  const marks = new Marks();
+  return {
+    primary,
+    replicas,
+    shutdown,
+    marks,
+    health: new HealthController(primary, shutdown, new NoRateLimits(), replicas, marks),
+  };
 }
 
 const replica = (usable: boolean): ReplicaState => ({ name: 'replica-1:5432', usable, lagMs: usable ? 10 : Infinity });
@@ -72,5 +95,29 @@ describe('HealthController.ready', () => {
     shutdown.draining = true;
 
     await expect(health.ready()).rejects.toMatchObject({ status: 503 });
+  });
+
+  it('is not ready before it holds a settled mark, and a mark that comes late does not hang the check', async () => {
+    const { health, marks } = setUp();
+    marks.held = false;
+    jest.useFakeTimers();
+    try {
+      const ready = health.ready();
+      const outcome = expect(ready).rejects.toMatchObject({ status: 503, headers: { 'Retry-After': '1' } });
+      await jest.advanceTimersByTimeAsync(1000);
+
+      await outcome;
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  it('reads a first settled mark itself, and is ready once it holds one', async () => {
+    const { health, marks } = setUp();
+    marks.held = false;
+    marks.answers = true;
+
+    await expect(health.ready()).resolves.toEqual({ status: 'ok' });
+    expect(marks.done()).toBe(true);
   });
 });

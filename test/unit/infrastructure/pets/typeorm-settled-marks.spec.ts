@@ -1,0 +1,254 @@
+import { SettleTimeoutError } from '../../../../src/domain/pets/pet.js';
+import type { SettledMark } from '../../../../src/domain/pets/pet-repository.js';
+import { StoreUnavailableError } from '../../../../src/application/platform/store-unavailable-error.js';
+import {
+  type Clock,
+  type MarkSnapshot,
+  SharedSettledMarks,
+} from '../../../../src/infrastructure/pets/typeorm-settled-marks.js';
+
+const OPTIONS = { waitLimitMs: 8000, minPollMs: 2, maxPollMs: 50 };
+
+/** A clock the test moves: sleeps end when it passes their time, or when they are woken. */
+class TestClock implements Clock {
+  at = 0;
+  private sleepers: { until: number; resolve(): void }[] = [];
+
+  now(): number {
+    return this.at;
+  }
+
+  sleep(ms: number, wake: Promise<void>): Promise<void> {
+    return new Promise((resolve) => {
+      this.sleepers.push({ until: this.at + ms, resolve });
+      void wake.then(resolve);
+    });
+  }
+
+  /** Moves time on by `ms`, waking the sleepers due on the way, one settling at a time. */
+  async pass(ms: number): Promise<void> {
+    const end = this.at + ms;
+    for (;;) {
+      await settle();
+      const due = this.sleepers.filter((sleeper) => sleeper.until <= end).sort((a, b) => a.until - b.until)[0];
+      if (due === undefined) break;
+      this.sleepers.splice(this.sleepers.indexOf(due), 1);
+      this.at = Math.max(this.at, due.until);
+      due.resolve();
+    }
+    this.at = end;
+    await settle();
+  }
+}
+
+async function settle(): Promise<void> {
+  for (let i = 0; i < 20; i++) await Promise.resolve();
+}
+
+/**
+ * The store as the test sets it: `drawn` ids, `inFlight` transactions holding the pets lock. Each
+ * look takes `lookMs` of the clock and records when it ran.
+ */
+class ScriptedStore {
+  drawn = 0;
+  inFlight: string[] = [];
+  failure: Error | null = null;
+  looks: number[] = [];
+  private lsn = 0;
+
+  constructor(
+    private readonly clock: TestClock,
+    private readonly lookMs = 1,
+  ) {}
+
+  readonly look = async (): Promise<MarkSnapshot> => {
+    this.looks.push(this.clock.now());
+    const upToId = this.drawn;
+    const holders = [...this.inFlight];
+    await new Promise<void>(
+      (resolve) => void this.clock.sleep(this.lookMs, new Promise(() => undefined)).then(resolve),
+    );
+    if (this.failure !== null) throw this.failure;
+    return { upToId, holders, position: `0/${++this.lsn}` };
+  };
+}
+
+function setUp(lookMs = 1) {
+  const clock = new TestClock();
+  const store = new ScriptedStore(clock, lookMs);
+  const events = { read: 0, waited: [] as number[], refused: 0 };
+  const marks = new SharedSettledMarks(store.look, OPTIONS, clock, {
+    read: () => events.read++,
+    waited: (seconds) => events.waited.push(seconds),
+    refused: () => events.refused++,
+  });
+  return { clock, store, marks, events };
+}
+
+/** The promise's outcome so far: the mark, the error, or 'pending'. */
+function outcomeOf(promise: Promise<SettledMark>): { now(): SettledMark | Error | 'pending' } {
+  let outcome: SettledMark | Error | 'pending' = 'pending';
+  promise.then(
+    (mark) => (outcome = mark),
+    (error: Error) => (outcome = error),
+  );
+  return { now: () => outcome };
+}
+
+describe('SharedSettledMarks', () => {
+  it('gives the last id drawn when no create is in flight, in one look', async () => {
+    const { clock, store, marks } = setUp();
+    store.drawn = 7;
+
+    const mark = outcomeOf(marks.fresh());
+    await clock.pass(1);
+
+    expect(mark.now()).toEqual({ upToId: 7, position: '0/1' });
+    expect(marks.last()).toEqual({ upToId: 7, position: '0/1' });
+    expect(store.looks).toHaveLength(1);
+  });
+
+  it('waits for the creates in flight when it looked, then gives a position read after they ended', async () => {
+    const { clock, store, marks, events } = setUp();
+    store.drawn = 7;
+    store.inFlight = ['3/10', '4/20'];
+
+    const mark = outcomeOf(marks.fresh());
+    await clock.pass(100);
+    expect(mark.now()).toBe('pending');
+    store.inFlight = ['4/20'];
+    await clock.pass(100);
+    expect(mark.now()).toBe('pending');
+    store.inFlight = [];
+    await clock.pass(60);
+
+    const answer = mark.now();
+    expect(answer).toEqual({ upToId: 7, position: `0/${store.looks.length}` });
+    expect(events.waited[0]).toBeGreaterThan(0.2);
+  });
+
+  it('never waits for a create that began after its look, however many follow', async () => {
+    const { clock, store, marks } = setUp();
+    store.drawn = 7;
+    store.inFlight = ['3/10'];
+
+    const mark = outcomeOf(marks.fresh());
+    await clock.pass(10);
+    // 3/10 ends; a later create (8) is in flight at every look from now on.
+    store.inFlight = ['5/30'];
+    store.drawn = 8;
+    await clock.pass(60);
+
+    expect(mark.now()).toEqual({ upToId: 7, position: expect.any(String) as string });
+  });
+
+  it('gives callers that ask while a look runs one look after, shared, never the look in flight', async () => {
+    const { clock, store, marks } = setUp(5);
+    store.drawn = 1;
+    const first = outcomeOf(marks.fresh());
+    await clock.pass(1);
+    // Acknowledged after the first look read the sequence.
+    store.drawn = 2;
+    const second = outcomeOf(marks.fresh());
+    const third = outcomeOf(marks.fresh());
+    await clock.pass(20);
+
+    expect(first.now()).toMatchObject({ upToId: 1 });
+    expect(second.now()).toMatchObject({ upToId: 2 });
+    expect(third.now()).toEqual(second.now());
+    expect(store.looks).toHaveLength(2);
+  });
+
+  it('lets a caller queued behind a waiting mark wait only for the creates in flight at its own look', async () => {
+    const { clock, store, marks } = setUp();
+    store.drawn = 5;
+    store.inFlight = ['3/10'];
+    const stalled = outcomeOf(marks.fresh());
+    await clock.pass(100);
+    store.drawn = 6;
+    store.inFlight = ['3/10'];
+
+    const queued = outcomeOf(marks.fresh());
+    await clock.pass(1000);
+    expect(queued.now()).toBe('pending');
+    store.inFlight = [];
+    const endedAt = clock.now();
+    await clock.pass(60);
+
+    // Both answered within one poll of the stalled create's end, with the newest mark.
+    expect([stalled.now(), queued.now()]).toEqual([
+      { upToId: 6, position: expect.any(String) as string },
+      { upToId: 6, position: expect.any(String) as string },
+    ]);
+    expect(store.looks.at(-1)! - endedAt).toBeLessThanOrEqual(OPTIONS.maxPollMs);
+  });
+
+  it('looks at most every maxPollMs while marks wait, and not at all while none does', async () => {
+    const { clock, store, marks } = setUp();
+    store.inFlight = ['3/10'];
+    void marks.fresh().catch(() => undefined);
+    await clock.pass(2000);
+    const gaps = store.looks.slice(1).map((at, i) => at - store.looks[i]!);
+
+    expect(Math.max(...gaps)).toBeLessThanOrEqual(OPTIONS.maxPollMs + 1);
+    expect(store.looks.length).toBeLessThan(2000 / OPTIONS.maxPollMs + 10);
+
+    store.inFlight = [];
+    await clock.pass(100);
+    const looked = store.looks.length;
+    await clock.pass(10_000);
+    expect(store.looks).toHaveLength(looked);
+  });
+
+  it('answers a caller as soon as it asks, even while marks wait and the next look is a poll away', async () => {
+    const { clock, store, marks } = setUp();
+    store.inFlight = ['3/10'];
+    void marks.fresh().catch(() => undefined);
+    await clock.pass(500);
+    store.inFlight = [];
+    const askedAt = clock.now();
+
+    const mark = outcomeOf(marks.fresh());
+    await clock.pass(1);
+
+    expect(mark.now()).not.toBe('pending');
+    expect(store.looks.at(-1)).toBe(askedAt);
+  });
+
+  it('gives up on a create that outlasts the store limits with SettleTimeoutError, queued callers included', async () => {
+    const { clock, store, marks, events } = setUp();
+    store.drawn = 5;
+    store.inFlight = ['3/10'];
+    const first = outcomeOf(marks.fresh());
+    await clock.pass(4000);
+    const queued = outcomeOf(marks.fresh());
+    await clock.pass(4000 + OPTIONS.maxPollMs + 2);
+
+    expect(first.now()).toBeInstanceOf(SettleTimeoutError);
+    // Asked 4 s later: its own look is 4 s younger.
+    expect(queued.now()).toBe('pending');
+    await clock.pass(4000);
+    expect(queued.now()).toBeInstanceOf(SettleTimeoutError);
+    expect(events.refused).toBe(2);
+  });
+
+  it('refuses every caller, waiting or asking, when the store does not answer, and keeps the last mark', async () => {
+    const { clock, store, marks, events } = setUp();
+    store.drawn = 3;
+    void marks.fresh();
+    await clock.pass(1);
+    store.drawn = 4;
+    store.inFlight = ['3/10'];
+    const waiting = outcomeOf(marks.fresh());
+    await clock.pass(10);
+
+    store.failure = new StoreUnavailableError();
+    const asking = outcomeOf(marks.fresh());
+    await clock.pass(10);
+
+    expect(waiting.now()).toBeInstanceOf(StoreUnavailableError);
+    expect(asking.now()).toBeInstanceOf(StoreUnavailableError);
+    expect(marks.last()).toMatchObject({ upToId: 3 });
+    expect(events.refused).toBe(2);
+  });
+});
