@@ -285,6 +285,10 @@ export type Observed = {
   hangs: number;
   /** Each finished walk: the ids it returned, ascending, and every (id, name) it saw. */
   walks: number[][];
+  /** When each finished walk sent its first request (performance.now()), in the order of `walks`. */
+  walkStarts: number[];
+  /** Every read answered with anything but 200 or a 503 with Retry-After and the Error body `unavailable`. */
+  dishonestReads: string[];
   seen: Map<number, string>;
 };
 
@@ -322,6 +326,8 @@ export function carefulLoad(
     failedReads: [],
     hangs: 0,
     walks: [],
+    walkStarts: [],
+    dishonestReads: [],
     seen: new Map(),
   };
   let stopping = false;
@@ -392,6 +398,7 @@ export function carefulLoad(
   const walkers = Array.from({ length: pagers }, async () => {
     while (!stopping) {
       const ids: number[] = [];
+      const startedAt = performance.now();
       let url: string | null = `${target.balancerUrl}/v1/pets?limit=100`;
       while (url !== null && !stopping) {
         const response = await timedFetch(url, { headers: { Authorization: authorization } });
@@ -403,9 +410,14 @@ export function carefulLoad(
             : String(response.status);
         bump(observed.readStatuses, status);
         if (typeof response === 'string' || response.status !== 200) {
-          const answer = typeof response === 'string' ? response : `${status} ${await response.text()}`;
+          const body = typeof response === 'string' ? '' : await response.text();
+          const answer = typeof response === 'string' ? response : `${status} ${body}`;
           observed.failedReads.push({ at: performance.now(), answer: answer.slice(0, 300) });
-          await sleep(200);
+          // A list that cannot know in time says so: 503 unavailable with Retry-After, then the same page again.
+          const retryAfter = typeof response === 'string' ? 0 : Number(response.headers.get('retry-after'));
+          const honest = status === '503' && retryAfter > 0 && body.includes('"code":"unavailable"');
+          if (!honest) observed.dishonestReads.push(answer.slice(0, 300));
+          await sleep(honest ? Math.min(retryAfter * 1000, 1000) : 200);
           continue;
         }
         const page = (await response.json()) as { id: number; name: string }[];
@@ -416,7 +428,10 @@ export function carefulLoad(
         const next = /<([^>]+)>;\s*rel="next"/.exec(response.headers.get('link') ?? '');
         url = next?.[1] === undefined ? null : `${target.balancerUrl}${next[1]}`;
       }
-      if (url === null) observed.walks.push(ids);
+      if (url === null) {
+        observed.walks.push(ids);
+        observed.walkStarts.push(startedAt);
+      }
     }
   });
 
