@@ -48,7 +48,11 @@ export type CreateOptions = CallOptions & {
   idempotencyKey?: string;
 };
 
-export const DEFAULT_RETRY: RetryOptions = { maxAttempts: 5, baseDelayMs: 250, maxDelayMs: 30_000, jitter: 0.2 };
+/**
+ * Eight attempts: told `Retry-After: 5` while the database tier elects a new primary, a call waits
+ * out a gap of about half a minute, longer than a failover takes (docs/scaling.md).
+ */
+export const DEFAULT_RETRY: RetryOptions = { maxAttempts: 8, baseDelayMs: 250, maxDelayMs: 30_000, jitter: 0.2 };
 const DEFAULT_TIMEOUT_MS = 10_000;
 const DEFAULT_PAGE_SIZE = 100;
 /**
