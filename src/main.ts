@@ -16,7 +16,7 @@ import { announceFirstRunKey } from './interface/cli/first-run-key.js';
 import { flushLog, startupLogger } from './interface/http/platform/logging.js';
 import { drain } from './interface/http/platform/shutdown.js';
 import { stopTracing } from './infrastructure/platform/observability/tracing.js';
-import { propertyOf } from './application/platform/property-of.js';
+import { propertyOf } from './infrastructure/platform/property-of.js';
 
 const logger = new Logger('Main');
 

@@ -1,11 +1,11 @@
+import { IdempotencyConflictError } from '../../src/application/pets/errors.js';
 import {
-  IdempotencyConflictError,
   IdempotencyKeys,
   type IdempotencyRecord,
   type PetTransaction,
   PetTransactions,
   type RetryKey,
-} from '../../src/application/pets/create-pet.js';
+} from '../../src/application/pets/ports.js';
 import type { NewPet, Pet } from '../../src/domain/pets/pet.js';
 import { PetRepository, type PetListQuery } from '../../src/domain/pets/pet-repository.js';
 import type { InMemoryPetRepository } from './in-memory-pet-repository.js';

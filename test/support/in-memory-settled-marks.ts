@@ -1,4 +1,5 @@
-import { type SettledMark, SettledMarks } from '../../src/domain/pets/pet-repository.js';
+import { type SettledMark } from '../../src/domain/pets/pet-repository.js';
+import { SettledMarks } from '../../src/application/pets/ports.js';
 import type { InMemoryPetRepository } from './in-memory-pet-repository.js';
 
 /** The in-memory store's marks: its creates settle as they are acknowledged. Counts fresh reads. */
@@ -16,7 +17,7 @@ export class InMemorySettledMarks extends SettledMarks {
 
   fresh(): Promise<SettledMark> {
     this.freshReads++;
-    this.mark = { upToId: this.pets.lastIdDrawn, position: '0/0' };
+    this.mark = { upToId: this.pets.lastIdDrawn };
     return Promise.resolve(this.mark);
   }
 }

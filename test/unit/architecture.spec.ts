@@ -30,14 +30,19 @@ async function violationsIn(dir: string): Promise<string[]> {
 describe('the dependency rule (.dependency-cruiser.mjs)', () => {
   it('catches one deliberate violation of each kind, and nothing in the files that keep the rule', async () => {
     expect(await violationsIn(FIXTURE)).toEqual([
+      'access-and-pets-apart: src/application/access/api-keys.ts → src/application/pets/list-pets.ts',
+      'application-needs-only-the-domain: src/application/pets/clock.ts → node:os',
       'application-needs-only-the-domain: src/application/pets/list-pets.ts → express',
       'domain-is-plain-typescript: src/domain/pets/pet-file.ts → node:fs',
+      'domain-is-plain-typescript: src/domain/pets/pet-id.ts → node:crypto',
       'domain-is-plain-typescript: src/domain/pets/pet-store.ts → typeorm',
       'infrastructure-never-drives: src/infrastructure/pets/typeorm-pets.ts → src/interface/http/pets/pet.dto.ts',
       'interface-drives-through-ports: src/interface/http/pets/pets.controller.ts → src/infrastructure/pets/typeorm-pets.ts',
+      'interface-speaks-to-no-store: src/interface/http/pets/pet-rows.ts → pg',
       'layers-do-not-import-the-composition-root: src/infrastructure/pets/wiring.ts → src/app.module.ts',
       'no-cycles: src/domain/pets/owner.ts → src/domain/pets/shelter.ts',
       'only-the-four-layers: src/pets/stray.ts → src/domain/pets/pet.ts',
+      'pets-and-access-apart: src/interface/http/pets/owner.ts → src/interface/http/access/key.guard.ts',
       'platform-knows-no-product: src/interface/http/platform/error.filter.ts → src/interface/http/pets/pet.dto.ts',
     ]);
   });

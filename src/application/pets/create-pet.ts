@@ -1,8 +1,7 @@
 import { newPet, type NewPetInput, type Pet } from '../../domain/pets/pet.js';
 import type { PetRepository } from '../../domain/pets/pet-repository.js';
-
-/** Makes a create safe to retry: the caller (a digest of its API key, never the key) and its Idempotency-Key. */
-export type RetryKey = { caller: string; key: string };
+import { IdempotencyKeyReusedError } from './errors.js';
+import type { PetTransactions, RetryKey } from './ports.js';
 
 export type CreatedPet = { pet: Pet; replayed: boolean };
 
@@ -37,49 +36,5 @@ export class CreatePet {
       await keys.remember(retry, { fingerprint, petId: created.id });
       return { pet: created, replayed: false };
     });
-  }
-}
-
-/** What a keyed create remembers: what was asked for, and the pet it made. */
-export type IdempotencyRecord = { fingerprint: string; petId: number };
-
-/**
- * The creates remembered per retry key, in one transaction of PetTransactions, which hands it out
- * (no DI token of its own). Every method may throw StoreUnavailableError.
- */
-export abstract class IdempotencyKeys {
-  /** Holds the key until the transaction ends, or throws IdempotencyConflictError while another one holds it. */
-  abstract claim(key: RetryKey): Promise<void>;
-  /** The record of an earlier create with this key, while it is remembered (24 hours); else null. */
-  abstract find(key: RetryKey): Promise<IdempotencyRecord | null>;
-  /** Remembers the create for the retention period, from the transaction's commit on. */
-  abstract remember(key: RetryKey, record: IdempotencyRecord): Promise<void>;
-}
-
-/** The pets and the retry keys of one transaction. */
-export type PetTransaction = { pets: PetRepository; keys: IdempotencyKeys };
-
-/**
- * One transaction around `work`: what it writes is kept if it resolves, and none of it if it
- * throws (its error goes out as it was, or StoreUnavailableError when the store failed). The class
- * is also the DI token.
- */
-export abstract class PetTransactions {
-  abstract run<T>(work: (transaction: PetTransaction) => Promise<T>): Promise<T>;
-}
-
-/** A request with the same Idempotency-Key is still being processed. */
-export class IdempotencyConflictError extends Error {
-  constructor() {
-    super('A request with this Idempotency-Key is still in flight');
-    this.name = 'IdempotencyConflictError';
-  }
-}
-
-/** The Idempotency-Key was used before with a different request. */
-export class IdempotencyKeyReusedError extends Error {
-  constructor() {
-    super('This Idempotency-Key was used with a different request body');
-    this.name = 'IdempotencyKeyReusedError';
   }
 }

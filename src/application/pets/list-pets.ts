@@ -1,5 +1,6 @@
 import type { Pet, PetStatus } from '../../domain/pets/pet.js';
-import type { PetRepository, SettledMark, SettledMarks } from '../../domain/pets/pet-repository.js';
+import type { PetRepository, SettledMark } from '../../domain/pets/pet-repository.js';
+import type { SettledMarks } from './ports.js';
 
 /** Bounds of one page, from the spec. */
 export const PAGE_LIMIT = { min: 1, max: 100, default: 20 } as const;

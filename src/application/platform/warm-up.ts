@@ -1,6 +1,6 @@
 /**
- * What the product must hold before the instance takes traffic (for the pets, a settled mark:
- * without one, every list would wait for a mark). The class is also the DI token.
+ * What the products must have done before the instance takes traffic (/readyz waits for it), bound
+ * by the product that needs it. The class is also the DI token.
  */
 export abstract class WarmUp {
   abstract done(): boolean;

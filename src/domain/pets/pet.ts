@@ -34,14 +34,6 @@ export class PetNotFoundError extends Error {
   }
 }
 
-/** The creates a fresh mark waited for did not end within the store's own limits on them. */
-export class SettleTimeoutError extends Error {
-  constructor() {
-    super('The creates in flight did not settle in time');
-    this.name = 'SettleTimeoutError';
-  }
-}
-
 /**
  * The one source of the pet rules: applies the default status and refuses anything the store
  * could not keep exactly. Every problem is reported at once.

@@ -1,24 +1,25 @@
+import { Interval } from '@nestjs/schedule';
 import type { DataSource } from 'typeorm';
-import { propertyOf } from '../../application/platform/property-of.js';
+import { propertyOf } from '../platform/property-of.js';
+
+/** How often expired records are looked for. */
+export const CLEANUP_EVERY_MS = 60_000;
 
 export type CleanupOptions = {
-  /** How often expired records are looked for. */
-  everyMs: number;
   /** The most records one statement removes: each DELETE stays short, whatever the backlog. */
   batchSize: number;
   log: (line: string) => void;
 };
 
-export const CLEANUP_DEFAULTS = { everyMs: 60_000, batchSize: 1_000 };
+export const CLEANUP_BATCH_SIZE = 1_000;
 
 /**
  * Removes expired idempotency records outside requests, so that the table stays bounded (a day of
- * keys and one interval more) and a keyed create spends no statement on it. Started by the module,
- * stopped when it is destroyed. Every instance runs one: SKIP LOCKED lets them, and a create
- * taking over an expired row, pass each other without waiting.
+ * keys and one interval more) and a keyed create spends no statement on it. Run on
+ * @nestjs/schedule's interval, which the app stops when it closes. Every instance runs one: SKIP
+ * LOCKED lets them, and a create taking over an expired row, pass each other without waiting.
  */
 export class IdempotencyKeysCleanup {
-  private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | null = null;
   private stopped = false;
 
@@ -26,12 +27,6 @@ export class IdempotencyKeysCleanup {
     private readonly dataSource: DataSource,
     private readonly options: CleanupOptions,
   ) {}
-
-  start(): void {
-    this.timer = setInterval(() => this.sweepInBackground(), this.options.everyMs);
-    // Housekeeping never keeps the process alive.
-    this.timer.unref();
-  }
 
   /** Removes every expired record, a batch at a time; resolves with how many went. */
   async sweep(): Promise<number> {
@@ -56,19 +51,19 @@ export class IdempotencyKeysCleanup {
   /** Nest calls it on close, before the data source is destroyed: no sweep is left half-way. */
   async onModuleDestroy(): Promise<void> {
     this.stopped = true;
-    clearInterval(this.timer);
     await this.running;
   }
 
-  private sweepInBackground(): void {
+  @Interval('idempotency-keys-cleanup', CLEANUP_EVERY_MS)
+  sweepInBackground(): void {
     // A sweep slower than the interval is not overlapped by the next one.
-    if (this.running !== null) return;
+    if (this.running !== null || this.stopped) return;
     this.running = this.sweep()
       .then(
         () => undefined,
         (error: unknown) =>
           this.options.log(
-            `Expired idempotency records were not removed (tried again in ${this.options.everyMs} ms): ${String(error)}`,
+            `Expired idempotency records were not removed (tried again in ${CLEANUP_EVERY_MS} ms): ${String(error)}`,
           ),
       )
       .finally(() => (this.running = null));

@@ -1,11 +1,12 @@
 import type { DataSource } from 'typeorm';
 import type { NewPet, Pet } from '../../domain/pets/pet.js';
-import { PetRepository, type PetListQuery } from '../../domain/pets/pet-repository.js';
-import { propertyOf } from '../../application/platform/property-of.js';
+import { PetRepository, type PetListQuery, type SettledMark } from '../../domain/pets/pet-repository.js';
+import { propertyOf } from '../platform/property-of.js';
 import { StoreUnavailableError } from '../../application/platform/store-unavailable-error.js';
 import type { ReplicaSet } from '../platform/database/replica-set.js';
 import { translateStoreErrors } from '../platform/database/store-errors.js';
 import { prepared, readPage, TypeOrmPetRepository } from './typeorm-pet-repository.js';
+import { WalSettledMark } from './typeorm-settled-marks.js';
 
 // Pet reads on streaming replicas: where a read goes (ReplicaRoutingPetRepository), and the check a
 // page makes on the replica's own connection (TypeOrmReplicaPetRepository). docs/internals.md,
@@ -42,7 +43,8 @@ export class TypeOrmReplicaPetRepository extends TypeOrmPetRepository {
 
   override async list(query: PetListQuery): Promise<Pet[]> {
     if (query.settled === undefined) return super.list(query);
-    const { position } = query.settled;
+    const position = positionOf(query.settled);
+    if (position === null) throw new ReplicaBehindError('a mark read elsewhere');
     const connection = this.replica.createQueryRunner();
     try {
       const rows: unknown = await translateStoreErrors(() => connection.query(REACHED, [position]));
@@ -62,10 +64,12 @@ export class TypeOrmReplicaPetRepository extends TypeOrmPetRepository {
  * yet) is looked for on the primary before the answer is 404. A list under a settled mark goes
  * only to a replica that has replayed past the mark's position, so that it lacks no settled pet.
  */
-export class ReplicaRoutingPetRepository extends PetRepository {
+export class ReplicaRoutingPetRepository<Connection> extends PetRepository {
   constructor(
     private readonly primary: PetRepository,
-    private readonly replicas: ReplicaSet<PetRepository>,
+    private readonly replicas: ReplicaSet<Connection>,
+    /** The pets on one replica's connection (TypeOrmReplicaPetRepository on its pool). */
+    private readonly petsOn: (replica: Connection) => PetRepository,
   ) {
     super();
   }
@@ -86,7 +90,9 @@ export class ReplicaRoutingPetRepository extends PetRepository {
    */
   async list(query: PetListQuery): Promise<Pet[]> {
     const read = (pets: PetRepository): Promise<Pet[]> => pets.list(query);
-    const position = query.settled?.position;
+    const position = query.settled === undefined ? undefined : positionOf(query.settled);
+    // A mark that carries no WAL position cannot tell which replica holds its pets.
+    if (position === null) return this.primary.list(query);
     const fromReplica = await this.fromReplica(read, position);
     if (fromReplica !== null) return fromReplica;
     try {
@@ -112,12 +118,12 @@ export class ReplicaRoutingPetRepository extends PetRepository {
     if (replica === null) return null;
     const readTwice = async (): Promise<T> => {
       try {
-        return await read(replica.reads);
+        return await read(this.petsOn(replica.reads));
       } catch (error) {
         if (!(error instanceof StoreUnavailableError)) throw error;
         // The other cut connections' close events are handled before this resumes.
         await new Promise((resolve) => setImmediate(resolve));
-        return read(replica.reads);
+        return read(this.petsOn(replica.reads));
       }
     };
     try {
@@ -132,4 +138,9 @@ export class ReplicaRoutingPetRepository extends PetRepository {
       return null;
     }
   }
+}
+
+/** Where every pet up to the mark had been committed, when the mark was read on the primary here. */
+function positionOf(settled: SettledMark): string | null {
+  return settled instanceof WalSettledMark ? settled.position : null;
 }

@@ -1,12 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
-import {
-  IdempotencyConflictError,
-  IdempotencyKeys,
-  type IdempotencyRecord,
-  type RetryKey,
-} from '../../application/pets/create-pet.js';
-import { propertyOf } from '../../application/platform/property-of.js';
+import { IdempotencyConflictError } from '../../application/pets/errors.js';
+import { IdempotencyKeys, type IdempotencyRecord, type RetryKey } from '../../application/pets/ports.js';
+import { propertyOf } from '../platform/property-of.js';
 import { fromBigint } from '../platform/database/bigint.js';
 
 /** How long a create is remembered for retries (the decisions: 24 hours). */

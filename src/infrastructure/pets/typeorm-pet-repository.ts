@@ -4,7 +4,7 @@ import { isPetStatus, type NewPet, type Pet, type PetStatus } from '../../domain
 import { PetRepository, type PetListQuery } from '../../domain/pets/pet-repository.js';
 import { fromBigint } from '../platform/database/bigint.js';
 import { translateStoreErrors } from '../platform/database/store-errors.js';
-import { propertyOf } from '../../application/platform/property-of.js';
+import { propertyOf } from '../platform/property-of.js';
 
 // The pets in PostgreSQL. How creates, settled marks and replica reads keep paging exact is told
 // in docs/internals.md ("Exact paging"); typeorm-settled-marks.ts and the replica files build on

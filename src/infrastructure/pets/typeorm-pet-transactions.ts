@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import { PetTransactions, type PetTransaction } from '../../application/pets/create-pet.js';
+import { PetTransactions, type PetTransaction } from '../../application/pets/ports.js';
 import { translateStoreErrors } from '../platform/database/store-errors.js';
 import { TypeOrmIdempotencyKeys } from './typeorm-idempotency-keys.js';
 import { TypeOrmPetRepository } from './typeorm-pet-repository.js';

@@ -1,8 +1,8 @@
 import type { DataSource } from 'typeorm';
-import { SettleTimeoutError } from '../../domain/pets/pet.js';
-import { type SettledMark, SettledMarks } from '../../domain/pets/pet-repository.js';
-import { propertyOf } from '../../application/platform/property-of.js';
-import { NO_MARK_EVENTS, type SettledMarkEvents } from '../../application/platform/settled-mark-events.js';
+import type { SettledMark } from '../../domain/pets/pet-repository.js';
+import { SettleTimeoutError } from '../../application/pets/errors.js';
+import { SettledMarkEvents, SettledMarks } from '../../application/pets/ports.js';
+import { propertyOf } from '../platform/property-of.js';
 import { fromBigint } from '../platform/database/bigint.js';
 import { IDLE_IN_TRANSACTION_MS, STATEMENT_TIMEOUT_MS } from '../platform/database/database.js';
 import { translateStoreErrors } from '../platform/database/store-errors.js';
@@ -11,6 +11,24 @@ import { prepared } from './typeorm-pet-repository.js';
 // The settled marks: SharedSettledMarks shares one look at a time among an instance's requests and
 // waits for the creates each look found in flight (tested on its own with a fake look and clock);
 // TypeOrmSettledMarks gives it the look, one statement on the primary.
+
+/**
+ * A mark with the WAL position at which every pet up to it was committed: a replica that has
+ * replayed past `position` holds every one of them (replica-pet-repository.ts reads it there).
+ */
+export class WalSettledMark implements SettledMark {
+  constructor(
+    readonly upToId: number,
+    readonly position: string,
+  ) {}
+}
+
+/** Reports nothing: for marks read where no metrics are kept. */
+export const NO_MARK_EVENTS: SettledMarkEvents = {
+  read: () => undefined,
+  waited: () => undefined,
+  refused: () => undefined,
+};
 
 /**
  * One look at the store: the highest id drawn, then the creates in flight (their transactions'
@@ -45,7 +63,7 @@ export const SYSTEM_CLOCK: Clock = {
     }),
 };
 
-type Caller = { askedAt: number; resolve(mark: SettledMark): void; reject(error: unknown): void };
+type Caller = { askedAt: number; resolve(mark: WalSettledMark): void; reject(error: unknown): void };
 type Waiting = { upToId: number; holders: string[]; since: number; callers: Caller[] };
 
 /**
@@ -56,7 +74,7 @@ type Waiting = { upToId: number; holders: string[]; since: number; callers: Call
  * they have ended. Nothing here takes a lock a create could queue behind.
  */
 export class SharedSettledMarks extends SettledMarks {
-  private mark: SettledMark | null = null;
+  private mark: WalSettledMark | null = null;
   private asking: Caller[] = [];
   private waiting: Waiting[] = [];
   private looking = false;
@@ -71,12 +89,12 @@ export class SharedSettledMarks extends SettledMarks {
     super();
   }
 
-  last(): SettledMark | null {
+  last(): WalSettledMark | null {
     return this.mark;
   }
 
-  fresh(): Promise<SettledMark> {
-    return new Promise<SettledMark>((resolve, reject) => {
+  fresh(): Promise<WalSettledMark> {
+    return new Promise<WalSettledMark>((resolve, reject) => {
       this.asking.push({ askedAt: this.clock.now(), resolve, reject });
       this.wake();
       if (!this.looking) void this.lookWhileAsked();
@@ -134,7 +152,7 @@ export class SharedSettledMarks extends SettledMarks {
     }
     for (const mark of settled) {
       // The position read after every holder of this mark had ended is past all of their commits.
-      const answer = { upToId: mark.upToId, position };
+      const answer = new WalSettledMark(mark.upToId, position);
       if (this.mark === null || answer.upToId >= this.mark.upToId) this.mark = answer;
       if (mark.callers.length > 0) this.events.read();
       for (const caller of mark.callers) {

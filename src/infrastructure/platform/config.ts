@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { parseEnv } from 'node:util';
 import { registerAs } from '@nestjs/config';
-import { propertyOf } from '../../application/platform/property-of.js';
+import { propertyOf } from './property-of.js';
 
 export type Config = {
   port: number;

@@ -20,7 +20,7 @@ import { createServer } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { propertyOf } from '../../../application/platform/property-of.js';
+import { propertyOf } from '../property-of.js';
 
 export type EmbeddedDatabase = { url: string; stop(): Promise<void> };
 

@@ -1,4 +1,4 @@
-import { withTimeout } from '../../../application/platform/with-timeout.js';
+import pTimeout from 'p-timeout';
 /**
  * One streaming replica as the routing sees it: its reads (whatever the product reads through,
  * a repository on the replica's pool), and how far it has replayed the WAL.
@@ -26,7 +26,7 @@ export type ReplicaOptions = {
 type State<Reads> = { replica: Replica<Reads>; usable: boolean; lagMs: number; replayed: bigint };
 
 /**
- * Which replicas may serve reads. A check (every REPLICA_CHECK_MS, and at start) reads the
+ * Which replicas may serve reads. A check (at start, then every REPLICA_CHECK_MS) reads the
  * primary's WAL position, then each replica's replay position. Lag is measured against the
  * primary's earlier positions, not the replica's last replayed commit time: a replica that has
  * replayed past what the primary had written at time t lacks nothing older than t, so its lag is
@@ -40,7 +40,6 @@ export class ReplicaSet<Reads> {
   /** The primary's WAL positions at the recent checks, oldest first. */
   private samples: { at: number; lsn: bigint }[] = [];
   private next = 0;
-  private timer: NodeJS.Timeout | null = null;
   private checking = false;
   private readonly now: () => number;
   private readonly log: (line: string) => void;
@@ -60,21 +59,11 @@ export class ReplicaSet<Reads> {
     this.log = options.log ?? (() => undefined);
   }
 
-  /** Checks now and then every `intervalMs`; a check still running skips the next tick. */
-  start(intervalMs: number): void {
-    const tick = async (): Promise<void> => {
-      if (this.checking) return;
-      this.checking = true;
-      await this.check().finally(() => (this.checking = false));
-    };
-    void tick();
-    this.timer = setInterval(() => void tick(), intervalMs);
-    this.timer.unref();
-  }
-
-  stop(): void {
-    if (this.timer !== null) clearInterval(this.timer);
-    this.timer = null;
+  /** A check, unless one is still running (a primary slow to answer): the periodic checks call this. */
+  async checkUnlessChecking(): Promise<void> {
+    if (this.checking) return;
+    this.checking = true;
+    await this.check().finally(() => (this.checking = false));
   }
 
   async check(): Promise<void> {
@@ -161,8 +150,9 @@ export class ReplicaSet<Reads> {
   }
 
   withinDeadline<T>(work: Promise<T>): Promise<T> {
-    return withTimeout(work, this.options.readDeadlineMs, () => {
-      throw new Error(`no answer within ${this.options.readDeadlineMs} ms`);
+    return pTimeout(work, {
+      milliseconds: this.options.readDeadlineMs,
+      message: `no answer within ${this.options.readDeadlineMs} ms`,
     });
   }
 

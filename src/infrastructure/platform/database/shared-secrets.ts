@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { DataSource } from 'typeorm';
-import { propertyOf } from '../../../application/platform/property-of.js';
+import { propertyOf } from '../property-of.js';
 
 /**
  * A secret shared by every instance on this database, and kept across restarts: the first

@@ -1,8 +1,9 @@
+import { Interval } from '@nestjs/schedule';
 import { DataSource, type DataSourceOptions } from 'typeorm';
 import { type DatabaseWaits, openDataSource } from './database.js';
 import { queryOnce } from './pg-probe.js';
 import { type Replica, ReplicaSet } from './replica-set.js';
-import { propertyOf } from '../../../application/platform/property-of.js';
+import { propertyOf } from '../property-of.js';
 
 /** How long a read waits for a replica before it goes to the primary: a stopped replica costs a read at most this. */
 export const REPLICA_READ_DEADLINE_MS = 500;
@@ -12,11 +13,12 @@ export const REPLICA_CHECK_MS = 500;
 /**
  * The replicas of DATABASE_REPLICA_URLS, each with a pool of its own opened by the first check
  * that finds it answering (a replica that is down at start-up does not stop the service), and the
- * checks that keep the ReplicaSet current. Nest calls onApplicationShutdown when the app closes.
+ * checks that keep the ReplicaSet current: at start, then on @nestjs/schedule's interval, which
+ * the app stops when it closes (then onApplicationShutdown closes the pools).
  */
-export class TypeOrmReplicas<Reads> {
-  readonly set: ReplicaSet<Reads>;
-  private readonly replicas: PgReplica<Reads>[];
+export class TypeOrmReplicas {
+  readonly set: ReplicaSet<DataSource>;
+  private readonly replicas: PgReplica[];
 
   constructor(
     primary: DataSource,
@@ -25,12 +27,10 @@ export class TypeOrmReplicas<Reads> {
       maxLagSeconds: number;
       /** The primary's data source options for another server, with other waits. */
       optionsFor: (url: string, waits: DatabaseWaits) => DataSourceOptions;
-      /** What reads go through on a replica's pool (a repository on it). */
-      readsOn: (dataSource: DataSource) => Reads;
       log?: (line: string) => void;
     },
   ) {
-    this.replicas = urls.map((url) => new PgReplica(url, options.optionsFor, options.readsOn));
+    this.replicas = urls.map((url) => new PgReplica(url, options.optionsFor));
     const primaryLsn = async (): Promise<string> => {
       const rows: unknown = await primary.query('SELECT pg_current_wal_lsn()::text AS lsn');
       const row: unknown = Array.isArray(rows) ? rows[0] : undefined;
@@ -49,33 +49,35 @@ export class TypeOrmReplicas<Reads> {
     return this.replicas.length === 0;
   }
 
-  start(): void {
-    if (!this.none) this.set.start(REPLICA_CHECK_MS);
+  onApplicationBootstrap(): void {
+    void this.checkReplicas();
+  }
+
+  @Interval('replica-checks', REPLICA_CHECK_MS)
+  async checkReplicas(): Promise<void> {
+    if (!this.none) await this.set.checkUnlessChecking();
   }
 
   async onApplicationShutdown(): Promise<void> {
-    this.set.stop();
     await Promise.all(this.replicas.map((replica) => replica.close()));
   }
 }
 
-class PgReplica<Reads> implements Replica<Reads> {
+class PgReplica implements Replica<DataSource> {
   readonly name: string;
   private dataSource: DataSource | null = null;
   private opening: Promise<void> | null = null;
-  private replicaReads: Reads | null = null;
 
   constructor(
     private readonly url: string,
     private readonly optionsFor: (url: string, waits: DatabaseWaits) => DataSourceOptions,
-    private readonly readsOn: (dataSource: DataSource) => Reads,
   ) {
     const parsed = new URL(url);
     this.name = `${parsed.hostname}:${parsed.port || 5432}`;
   }
 
-  reads(): Reads | null {
-    return this.replicaReads;
+  reads(): DataSource | null {
+    return this.dataSource;
   }
 
   open(): Promise<void> {
@@ -94,7 +96,6 @@ class PgReplica<Reads> implements Replica<Reads> {
     // Opened like the primary's, so that connections that go silent are dropped, not lent out again.
     const dataSource = await openDataSource({ ...options, migrationsRun: false });
     this.dataSource = dataSource;
-    this.replicaReads = this.readsOn(dataSource);
   }
 
   /** On a connection of its own, not the pool's: a pool whose connections hang would hang the check too. */

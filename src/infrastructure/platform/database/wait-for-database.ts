@@ -1,6 +1,6 @@
 import { queryOnce } from './pg-probe.js';
 import { isUnavailable } from './store-errors.js';
-import { propertyOf } from '../../../application/platform/property-of.js';
+import { propertyOf } from '../property-of.js';
 
 /** How long one try may take to connect and answer `SELECT 1`. */
 const PROBE_TIMEOUT_MS = 3000;

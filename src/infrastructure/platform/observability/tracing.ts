@@ -1,4 +1,4 @@
-import { withTimeout } from '../../../application/platform/with-timeout.js';
+import pTimeout from 'p-timeout';
 /**
  * OpenTelemetry tracing, on only when an OTLP endpoint is configured (docs/observability.md).
  * Without one, nothing of the SDK is imported: every OpenTelemetry module is loaded by the
@@ -104,6 +104,6 @@ export async function stopTracing(timeoutMs: number, warn: (line: string) => voi
       return true;
     },
   );
-  const finished = await withTimeout(stopped, timeoutMs, () => false);
+  const finished = await pTimeout(stopped, { milliseconds: timeoutMs, fallback: () => false });
   if (!finished) warn(`tracing: the last spans were not exported within ${timeoutMs} ms`);
 }

@@ -6,7 +6,7 @@ import { LRUCache } from 'lru-cache';
 import { ApiKeys } from '../../../application/access/api-keys.js';
 import { RateLimits, type RateLimitState } from '../../../application/platform/rate-limits.js';
 import { ApiError } from '../platform/api-error.js';
-import type { AuthenticatedRequest } from './caller.decorator.js';
+import type { AuthenticatedRequest } from '../platform/caller.decorator.js';
 import { IS_PUBLIC } from '../platform/public.js';
 
 const REALM = 'Bearer realm="petstore"';

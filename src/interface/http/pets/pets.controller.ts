@@ -17,17 +17,15 @@ import {
 } from '@nestjs/common';
 import { ApiBearerAuth, ApiExcludeEndpoint, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import {
-  CreatePet,
-  IdempotencyConflictError,
-  IdempotencyKeyReusedError,
-  type RetryKey,
-} from '../../../application/pets/create-pet.js';
+import { CreatePet } from '../../../application/pets/create-pet.js';
+import { IdempotencyConflictError, IdempotencyKeyReusedError } from '../../../application/pets/errors.js';
+import { type RetryKey } from '../../../application/pets/ports.js';
 import { GetPet } from '../../../application/pets/get-pet.js';
 import { ListPets, PAGE_LIMIT } from '../../../application/pets/list-pets.js';
-import { InvalidPetError, MAX_PET_ID, PetNotFoundError, SettleTimeoutError } from '../../../domain/pets/pet.js';
+import { InvalidPetError, MAX_PET_ID, PetNotFoundError } from '../../../domain/pets/pet.js';
+import { SettleTimeoutError } from '../../../application/pets/errors.js';
 import { ApiError } from '../platform/api-error.js';
-import { Caller } from '../access/caller.decorator.js';
+import { Caller } from '../platform/caller.decorator.js';
 import { CursorCodec } from './cursor.js';
 import { answerWithError } from '../platform/error.filter.js';
 import { JsonBodyGuard } from '../platform/json-body.guard.js';

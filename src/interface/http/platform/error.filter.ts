@@ -4,7 +4,6 @@ import type { Request, Response } from 'express';
 import { ApiError, type ErrorResponse } from './api-error.js';
 import { errorBody, writeErrorBody } from './error-body.js';
 import { StoreUnavailableError } from '../../../application/platform/store-unavailable-error.js';
-import { propertyOf } from '../../../application/platform/property-of.js';
 
 /** Seconds a client should wait before retrying when the database does not answer. */
 export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
@@ -39,13 +38,15 @@ function reply(status: number, message: string, headers: Record<string, string> 
 /** Nest's HttpExceptions (an unknown route), and the http-errors objects of the Express router. */
 function httpStatusOf(exception: unknown): number | null {
   if (exception instanceof HttpException) return exception.getStatus();
-  const status = propertyOf(exception, 'status') ?? propertyOf(exception, 'statusCode');
+  if (typeof exception !== 'object' || exception === null) return null;
+  const status = 'status' in exception ? exception.status : 'statusCode' in exception ? exception.statusCode : null;
   return typeof status === 'number' && Number.isInteger(status) ? status : null;
 }
 
 function clientErrorMessage(status: number, exception: unknown, request: RequestLine): string {
   if (status === 404) return `No route for ${request.method} ${pathOf(request).slice(0, 200)}`;
-  const message = propertyOf(exception, 'message');
+  const message =
+    typeof exception === 'object' && exception !== null && 'message' in exception ? exception.message : null;
   // The router's words for a path parameter that is not percent-encoded UTF-8.
   if (typeof message === 'string' && message.startsWith('Failed to decode param'))
     return 'Request path is not valid percent-encoded UTF-8';

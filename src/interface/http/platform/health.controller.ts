@@ -1,11 +1,11 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
+import pTimeout from 'p-timeout';
 import { RateLimits } from '../../../application/platform/rate-limits.js';
 import { Readiness } from '../../../application/platform/readiness.js';
 import { ReplicaStatus } from '../../../application/platform/replica-status.js';
 import { StoreUnavailableError } from '../../../application/platform/store-unavailable-error.js';
 import { WarmUp } from '../../../application/platform/warm-up.js';
-import { withTimeout } from '../../../application/platform/with-timeout.js';
 import { ApiError } from './api-error.js';
 import { Public } from './public.js';
 import { ShutdownState } from './shutdown-state.js';
@@ -63,6 +63,6 @@ export class HealthController {
       () => true,
       () => false,
     );
-    if (!(await withTimeout(read, WARM_UP_WAIT_MS, () => false))) throw noMark();
+    if (!(await pTimeout(read, { milliseconds: WARM_UP_WAIT_MS, fallback: () => false }))) throw noMark();
   }
 }

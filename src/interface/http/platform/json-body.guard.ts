@@ -4,7 +4,6 @@ import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Request, Response } from 'express';
 import getRawBody from 'raw-body';
 import { ApiError } from './api-error.js';
-import { propertyOf } from '../../../application/platform/property-of.js';
 
 export const JSON_BODY_LIMIT = 16 * 1024;
 /** NewPet is flat; anything deeper is refused before it reaches recursive code (class-transformer, JSON.stringify). */
@@ -87,11 +86,11 @@ async function readBody(request: Request, encoding: string): Promise<Buffer> {
   } catch (error) {
     if (stream !== request) request.unpipe();
     // raw-body's own errors carry a `type`; a decoder's (bytes that are not gzip, ...) do not.
-    const type = propertyOf(error, 'type');
+    const type = typeof error === 'object' && error !== null && 'type' in error ? error.type : null;
     if (type === 'entity.too.large') throw tooLarge();
     if (type === 'request.aborted' || type === 'request.size.invalid')
       throw new ApiError(400, 'Request body was not received completely');
-    if (type !== undefined) throw error;
+    if (type !== null) throw error;
     throw new ApiError(400, `Request body is not valid ${encoding} data`);
   }
 }

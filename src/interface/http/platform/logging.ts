@@ -7,7 +7,6 @@ import { type DestinationStream, type Logger, pino } from 'pino';
 import pinoPretty, { type MessageFormatFunc } from 'pino-pretty';
 import type { LevelWithSilent } from 'pino';
 import { routeOf } from './metrics.js';
-import { propertyOf } from '../../../application/platform/property-of.js';
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -98,13 +97,15 @@ function prettyStream(destination: DestinationStream | 1 | 2, colour: boolean): 
  * own lines: `[Context] message`.
  */
 export const prettyMessage: MessageFormatFunc = (line, messageKey, _levelLabel, { colors }) => {
-  const requestId = textOf(propertyOf(line.request, 'id'));
+  const request = typeof line.request === 'object' && line.request !== null ? line.request : {};
+  const response = typeof line.response === 'object' && line.response !== null ? line.response : {};
+  const requestId = textOf('id' in request ? request.id : null);
   const id = requestId === '' ? '' : ` ${colors.gray(`id=${requestId}`)}`;
-  const status = propertyOf(line.response, 'status');
+  const status = 'status' in response ? response.status : null;
   if (typeof status === 'number') {
     const paint =
       status >= 500 ? colors.red : status >= 400 ? colors.yellow : status >= 300 ? colors.cyan : colors.green;
-    const method = colors.bold(textOf(propertyOf(line.request, 'method')));
+    const method = colors.bold(textOf('method' in request ? request.method : null));
     return `${method} ${textOf(line.path)} ${paint(String(status))} ${textOf(line.durationMs)} ms${id}`;
   }
   const context = textOf(line.context);

@@ -1,14 +1,13 @@
 import { Controller, Get, Header } from '@nestjs/common';
 import type { NextFunction } from 'express';
 import { ApiExcludeController } from '@nestjs/swagger';
+import pTimeout from 'p-timeout';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { DatabasePool } from '../../../application/platform/database-pool.js';
 import { Readiness } from '../../../application/platform/readiness.js';
 import { ReplicaStatus } from '../../../application/platform/replica-status.js';
 import { Public } from './public.js';
 import { RATE_LIMIT_POLICIES, type RateLimitPolicy } from '../../../application/platform/rate-limits.js';
-import type { SettledMarkEvents } from '../../../application/platform/settled-mark-events.js';
-import { withTimeout } from '../../../application/platform/with-timeout.js';
 
 /** The policy a 429 names in its RateLimit header, or `unknown` for one that names none. */
 export type RefusingPolicy = RateLimitPolicy | 'unknown';
@@ -19,8 +18,8 @@ export type MetricSources = { pool: DatabasePool; readiness: Readiness; replicas
 
 /**
  * The service's Prometheus metrics, in a registry of its own (not prom-client's global one, so
- * that several apps in one process, as in the tests, do not collide). Gauges are read at scrape
- * time, so nothing is measured between scrapes.
+ * that several apps in one process, as in the tests, do not collide); the products add theirs to
+ * `registry`. Gauges are read at scrape time, so nothing is measured between scrapes.
  */
 export class HttpMetrics {
   readonly registry = new Registry();
@@ -48,20 +47,6 @@ export class HttpMetrics {
     labelNames: ['policy'],
     registers: [this.registry],
   });
-
-  private readonly markWaits = new Histogram({
-    name: 'pets_list_mark_wait_seconds',
-    help: 'Time a list page waited for a fresh settled mark: for the creates in flight when it asked, mostly.',
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    registers: [this.registry],
-  });
-  private readonly marksRefused = new Counter({
-    name: 'pets_list_mark_unavailable_total',
-    help: 'List pages answered 503 for want of a fresh settled mark (the primary did not answer, or creates outlasted their limits).',
-    registers: [this.registry],
-  });
-  /** When this instance last read a settled mark (performance.now()), or null before its first. */
-  private markReadAt: number | null = null;
 
   /**
    * `readinessDeadlineMs`: a database that hangs must not hang the scrape (Prometheus would count
@@ -98,16 +83,6 @@ export class HttpMetrics {
       registers: [this.registry],
       async collect() {
         this.set((await answersWithin(readiness.check(), readinessDeadlineMs)) ? 1 : 0);
-      },
-    });
-    const markRead = (): number | null => this.markReadAt;
-    new Gauge({
-      name: 'pets_settled_mark_age_seconds',
-      help: 'Seconds since this instance last read a settled mark (+Inf before its first): pages that end below it read none.',
-      registers: [this.registry],
-      collect() {
-        const at = markRead();
-        this.set(at === null ? Infinity : (performance.now() - at) / 1000);
       },
     });
     // Without replicas these have no series at all: nothing to alert on, nothing to draw.
@@ -151,15 +126,6 @@ export class HttpMetrics {
   refused(policy: RefusingPolicy): void {
     this.rateLimited.inc({ policy });
   }
-
-  /** The settled marks' events (SettledMarkEvents), wired in app.module.ts. */
-  readonly marks: SettledMarkEvents = {
-    read: () => {
-      this.markReadAt = performance.now();
-    },
-    waited: (seconds) => this.markWaits.observe(seconds),
-    refused: () => this.marksRefused.inc(),
-  };
 }
 
 type RequestLabels = 'method' | 'route' | 'status';
@@ -180,7 +146,7 @@ function answersWithin(work: Promise<void>, ms: number): Promise<boolean> {
     () => true,
     () => false,
   );
-  return withTimeout(answered, ms, () => false);
+  return pTimeout(answered, { milliseconds: ms, fallback: () => false });
 }
 
 /** The parts of Express's request and response the observer reads (an honest fake can stand in for them). */

@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import { Server as NetServer } from 'node:net';
 import type { INestApplication } from '@nestjs/common';
 import { ShutdownState } from './shutdown-state.js';
-import { withTimeout } from '../../../application/platform/with-timeout.js';
+import pTimeout from 'p-timeout';
 
 export type DrainResult = { drainedInMs: number; timedOut: boolean };
 
@@ -26,7 +26,7 @@ export async function drain(
   // once, and a client may be writing its next request on one of them just then (it would get
   // a reset). Left open, each gets Connection: close on its next answer, or ends at keepAliveTimeout.
   const closed = new Promise<boolean>((resolve) => NetServer.prototype.close.call(server, () => resolve(false)));
-  const timedOut = await withTimeout(closed, timeoutMs, () => true);
+  const timedOut = await pTimeout(closed, { milliseconds: timeoutMs, fallback: () => true });
   if (timedOut) server.closeAllConnections();
   await app.close();
   return { drainedInMs: Date.now() - started, timedOut };

@@ -1,5 +1,10 @@
-import { expect } from '@jest/globals';
-import { IdempotencyKeysCleanup } from '../../../../src/infrastructure/pets/idempotency-keys-cleanup.js';
+import { expect, jest } from '@jest/globals';
+import { ScheduleModule } from '@nestjs/schedule';
+import { Test } from '@nestjs/testing';
+import {
+  CLEANUP_EVERY_MS,
+  IdempotencyKeysCleanup,
+} from '../../../../src/infrastructure/pets/idempotency-keys-cleanup.js';
 import { openTestDatabase, type TestDatabase } from '../../../support/database.js';
 
 let database: TestDatabase;
@@ -33,9 +38,8 @@ async function keysLeft(): Promise<{ expired: number; live: number }> {
   return { expired: Number(row?.expired), live: Number(row?.live) };
 }
 
-function cleanup(options: { everyMs?: number; batchSize?: number; log?: (line: string) => void } = {}) {
+function cleanup(options: { batchSize?: number; log?: (line: string) => void } = {}) {
   return new IdempotencyKeysCleanup(database.dataSource, {
-    everyMs: options.everyMs ?? 60_000,
     batchSize: options.batchSize ?? 10,
     log: options.log ?? ((line) => console.warn(line)),
   });
@@ -68,18 +72,45 @@ describe('IdempotencyKeysCleanup', () => {
     }
   });
 
-  it('sweeps on its own once started, and stops when the module is destroyed', async () => {
-    await records(3, 1);
-    const job = cleanup({ everyMs: 20 });
+  it("sweeps on @nestjs/schedule's interval in an app, and no more once the app has closed", async () => {
+    // Only the intervals are faked: the database's sockets and timeouts run as they do.
+    jest.useFakeTimers({
+      doNotFake: [
+        'setTimeout',
+        'clearTimeout',
+        'setImmediate',
+        'nextTick',
+        'queueMicrotask',
+        'Date',
+        'performance',
+        'hrtime',
+      ],
+    });
+    const app = await Test.createTestingModule({
+      imports: [ScheduleModule.forRoot()],
+      providers: [{ provide: IdempotencyKeysCleanup, useValue: cleanup() }],
+    }).compile();
+    let open = true;
+    try {
+      await app.init();
+      await records(3, 1);
 
-    job.start();
-    while ((await keysLeft()).expired > 0) await new Promise((resolve) => setTimeout(resolve, 10));
-    await job.onModuleDestroy();
-    await database.dataSource.query(
-      `INSERT INTO idempotency_keys (caller, key, fingerprint, pet_id, expires_at) VALUES ('caller-b', 'late', 'body', 1, now() - interval '1 second')`,
-    );
-    await new Promise((resolve) => setTimeout(resolve, 100));
+      jest.advanceTimersByTime(CLEANUP_EVERY_MS - 1);
+      expect(await keysLeft()).toEqual({ expired: 3, live: 1 });
+      jest.advanceTimersByTime(1);
+      while ((await keysLeft()).expired > 0) await new Promise((resolve) => setTimeout(resolve, 10));
 
-    expect(await keysLeft()).toEqual({ expired: 1, live: 1 });
+      await app.close();
+      open = false;
+      await database.dataSource.query(
+        `INSERT INTO idempotency_keys (caller, key, fingerprint, pet_id, expires_at) VALUES ('caller-b', 'late', 'body', 1, now() - interval '1 second')`,
+      );
+      expect(jest.getTimerCount()).toBe(0);
+      jest.advanceTimersByTime(10 * CLEANUP_EVERY_MS);
+      expect(await keysLeft()).toEqual({ expired: 1, live: 1 });
+    } finally {
+      if (open) await app.close();
+      jest.useRealTimers();
+    }
   });
 });

@@ -1,10 +1,8 @@
 import { expect } from '@jest/globals';
 import { DataSource, type Logger } from 'typeorm';
-import {
-  CreatePet,
-  IdempotencyConflictError,
-  type PetTransaction,
-} from '../../../../src/application/pets/create-pet.js';
+import { CreatePet } from '../../../../src/application/pets/create-pet.js';
+import { IdempotencyConflictError } from '../../../../src/application/pets/errors.js';
+import { type PetTransaction } from '../../../../src/application/pets/ports.js';
 import { StoreUnavailableError } from '../../../../src/application/platform/store-unavailable-error.js';
 import { TypeOrmPetRepository } from '../../../../src/infrastructure/pets/typeorm-pet-repository.js';
 import { TypeOrmPetTransactions } from '../../../../src/infrastructure/pets/typeorm-pet-transactions.js';

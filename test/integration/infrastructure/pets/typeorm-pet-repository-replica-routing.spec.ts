@@ -1,8 +1,9 @@
 import { dataSourceOptions } from '../../../../src/infrastructure/schema/data-source-options.js';
-import type { PetRepository } from '../../../../src/domain/pets/pet-repository.js';
+import type { DataSource } from 'typeorm';
 import { jest } from '@jest/globals';
 import { ReplicaRoutingPetRepository } from '../../../../src/infrastructure/pets/replica-pet-repository.js';
 import { TypeOrmPetRepository } from '../../../../src/infrastructure/pets/typeorm-pet-repository.js';
+import { WalSettledMark } from '../../../../src/infrastructure/pets/typeorm-settled-marks.js';
 import { TypeOrmReplicaPetRepository } from '../../../../src/infrastructure/pets/replica-pet-repository.js';
 import {
   REPLICA_READ_DEADLINE_MS,
@@ -18,9 +19,9 @@ import { startStallingProxy, type StallingProxy } from '../../../support/stallin
 
 let database: TestDatabase;
 let proxy: StallingProxy;
-let replicas: TypeOrmReplicas<PetRepository>;
+let replicas: TypeOrmReplicas;
 let primary: TypeOrmPetRepository;
-let pets: ReplicaRoutingPetRepository;
+let pets: ReplicaRoutingPetRepository<DataSource>;
 
 beforeAll(async () => {
   database = await openTestDatabase();
@@ -28,10 +29,9 @@ beforeAll(async () => {
   replicas = new TypeOrmReplicas(database.dataSource, [proxy.url], {
     maxLagSeconds: 2,
     optionsFor: (url, waits) => dataSourceOptions(url, database.schema, waits),
-    readsOn: (replica) => new TypeOrmReplicaPetRepository(replica),
   });
   primary = new TypeOrmPetRepository(database.dataSource.manager);
-  pets = new ReplicaRoutingPetRepository(primary, replicas.set);
+  pets = new ReplicaRoutingPetRepository(primary, replicas.set, (replica) => new TypeOrmReplicaPetRepository(replica));
 });
 afterEach(() => jest.restoreAllMocks());
 afterAll(async () => {
@@ -90,8 +90,8 @@ describe('TypeOrmReplicas with ReplicaRoutingPetRepository', () => {
     const [row] = await database.dataSource.query<{ position: string }[]>(
       'SELECT pg_current_wal_lsn()::text AS position',
     );
-    const reached = { upToId: created.id, position: row?.position ?? '' };
-    const ahead = { upToId: created.id, position: 'FFFFFFFF/FFFFFFFF' };
+    const reached = new WalSettledMark(created.id, row?.position ?? '');
+    const ahead = new WalSettledMark(created.id, 'FFFFFFFF/FFFFFFFF');
     const onPrimary = jest.spyOn(primary, 'list');
     const before = proxy.bytesFromServer();
 

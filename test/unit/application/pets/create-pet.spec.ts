@@ -1,9 +1,6 @@
-import {
-  CreatePet,
-  IdempotencyConflictError,
-  IdempotencyKeyReusedError,
-  type PetTransaction,
-} from '../../../../src/application/pets/create-pet.js';
+import { CreatePet } from '../../../../src/application/pets/create-pet.js';
+import { IdempotencyConflictError, IdempotencyKeyReusedError } from '../../../../src/application/pets/errors.js';
+import { type PetTransaction } from '../../../../src/application/pets/ports.js';
 import { StoreUnavailableError } from '../../../../src/application/platform/store-unavailable-error.js';
 import { InvalidPetError, type Pet } from '../../../../src/domain/pets/pet.js';
 import type { PetRepository } from '../../../../src/domain/pets/pet-repository.js';

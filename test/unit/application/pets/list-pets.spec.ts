@@ -1,6 +1,7 @@
 import { ListPets } from '../../../../src/application/pets/list-pets.js';
-import { SettleTimeoutError } from '../../../../src/domain/pets/pet.js';
-import { type SettledMark, SettledMarks } from '../../../../src/domain/pets/pet-repository.js';
+import { SettleTimeoutError } from '../../../../src/application/pets/errors.js';
+import { type SettledMark } from '../../../../src/domain/pets/pet-repository.js';
+import { SettledMarks } from '../../../../src/application/pets/ports.js';
 import { StoreUnavailableError } from '../../../../src/application/platform/store-unavailable-error.js';
 import { InMemoryPetRepository } from '../../../support/in-memory-pet-repository.js';
 import { InMemorySettledMarks } from '../../../support/in-memory-settled-marks.js';
@@ -31,7 +32,7 @@ class ScriptedMarks extends SettledMarks {
   fresh(): Promise<SettledMark> {
     this.freshReads++;
     if (this.failure !== null) return Promise.reject(this.failure);
-    this.mark = { upToId: this.settledUpTo, position: '0/0' };
+    this.mark = { upToId: this.settledUpTo };
     return Promise.resolve(this.mark);
   }
 }

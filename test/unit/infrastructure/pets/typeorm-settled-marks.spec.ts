@@ -1,4 +1,4 @@
-import { SettleTimeoutError } from '../../../../src/domain/pets/pet.js';
+import { SettleTimeoutError } from '../../../../src/application/pets/errors.js';
 import type { SettledMark } from '../../../../src/domain/pets/pet-repository.js';
 import { StoreUnavailableError } from '../../../../src/application/platform/store-unavailable-error.js';
 import {

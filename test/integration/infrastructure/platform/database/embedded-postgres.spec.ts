@@ -184,7 +184,10 @@ async function compileModule(): Promise<string> {
   await chmod(dir, 0o755); // the non-root test user runs it from here
   const options = { module: ts.ModuleKind.ES2022, target: ts.ScriptTarget.ES2022 };
   // The module and the one module of ours it imports, laid out as in src/.
-  for (const file of ['infrastructure/platform/database/embedded-postgres.ts', 'application/platform/property-of.ts']) {
+  for (const file of [
+    'infrastructure/platform/database/embedded-postgres.ts',
+    'infrastructure/platform/property-of.ts',
+  ]) {
     const source = await readFile(path.join('src', file), 'utf8');
     await mkdir(path.join(dir, path.dirname(file)), { recursive: true });
     await writeFile(

@@ -4,6 +4,7 @@ import { PetRepository, type PetListQuery } from '../../../../../src/domain/pets
 import { parseLsn, type Replica, ReplicaSet } from '../../../../../src/infrastructure/platform/database/replica-set.js';
 import { ReplicaBehindError } from '../../../../../src/infrastructure/pets/replica-pet-repository.js';
 import { ReplicaRoutingPetRepository } from '../../../../../src/infrastructure/pets/replica-pet-repository.js';
+import { WalSettledMark } from '../../../../../src/infrastructure/pets/typeorm-settled-marks.js';
 import { InMemoryPetRepository } from '../../../../support/in-memory-pet-repository.js';
 import { aNewPet } from '../../../../support/pets.js';
 import { StoreUnavailableError } from '../../../../../src/application/platform/store-unavailable-error.js';
@@ -63,7 +64,7 @@ class ReplayCheckingPets extends PetRepository {
   }
   list(query: PetListQuery): Promise<Pet[]> {
     const replayed = this.replayed();
-    const position = query.settled?.position;
+    const position = query.settled instanceof WalSettledMark ? query.settled.position : undefined;
     if (position !== undefined && replayed !== null && parseLsn(replayed) < parseLsn(position))
       return Promise.reject(new ReplicaBehindError(position));
     return this.stored.list(query);
@@ -146,7 +147,7 @@ function setUp(options: { maxLagMs?: number; replicas?: FakeReplica[] } = {}) {
     replica,
     set,
     lines,
-    pets: new ReplicaRoutingPetRepository(primary, set),
+    pets: new ReplicaRoutingPetRepository(primary, set, (replicaPets: PetRepository) => replicaPets),
     /** Moves the clock on, and the primary's WAL position with it when given. */
     advance: (ms: number, lsn?: string) => {
       now += ms;
@@ -187,13 +188,25 @@ describe('ReplicaRoutingPetRepository', () => {
     replica.replayed = '0/100';
     await set.check();
     const names = async (position: string) =>
-      (await pets.list({ limit: 10, settled: { upToId: 10, position } })).map((pet) => pet.name);
+      (await pets.list({ limit: 10, settled: new WalSettledMark(10, position) })).map((pet) => pet.name);
 
     expect(await names('0/101')).toEqual(['on the primary']);
     expect(await names('0/100')).toEqual(['on the replica']);
     replica.replayed = '0/200';
     await set.check();
     expect(await names('0/101')).toEqual(['on the replica']);
+  });
+
+  it('reads a page under a mark that carries no WAL position on the primary: no replica can be shown to hold its pets', async () => {
+    const { pets, primary, replica, set } = setUp();
+    await primary.add(named('on the primary'));
+    await replica.stored.add(named('on the replica'));
+    replica.replayed = 'FFFFFFFF/FFFFFFFF';
+    await set.check();
+
+    const page = await pets.list({ limit: 10, settled: { upToId: 10 } });
+
+    expect(page.map((pet) => pet.name)).toEqual(['on the primary']);
   });
 
   it('creates on the primary, and finds a pet the replica has not replayed yet on the primary (read-your-writes)', async () => {
@@ -360,7 +373,7 @@ describe('ReplicaRoutingPetRepository', () => {
     wal.answers = false;
     const primaryList = jest.spyOn(primary, 'list').mockRejectedValue(new StoreUnavailableError());
 
-    const page = await pets.list({ limit: 10, settled: { upToId: 10, position: '0/200' } });
+    const page = await pets.list({ limit: 10, settled: new WalSettledMark(10, '0/200') });
 
     expect(page.map((pet) => pet.name)).toEqual(['on the replica']);
     expect(primaryList).toHaveBeenCalledTimes(1);
@@ -375,14 +388,14 @@ describe('ReplicaRoutingPetRepository', () => {
     wal.answers = false;
     jest.spyOn(primary, 'list').mockRejectedValue(new StoreUnavailableError());
 
-    await expect(pets.list({ limit: 10, settled: { upToId: 10, position: '0/200' } })).rejects.toBeInstanceOf(
+    await expect(pets.list({ limit: 10, settled: new WalSettledMark(10, '0/200') })).rejects.toBeInstanceOf(
       StoreUnavailableError,
     );
     expect(set.status()[0]?.usable).toBe(true);
     replica.replayed = '0/200';
-    expect((await pets.list({ limit: 10, settled: { upToId: 10, position: '0/200' } })).map((pet) => pet.name)).toEqual(
-      ['on the replica'],
-    );
+    expect((await pets.list({ limit: 10, settled: new WalSettledMark(10, '0/200') })).map((pet) => pet.name)).toEqual([
+      'on the replica',
+    ]);
   });
 
   it('reads a page from the primary when the server its replica read reaches has not replayed past the mark, though a check saw the replica past it (two replicas behind one balancer)', async () => {
@@ -394,7 +407,7 @@ describe('ReplicaRoutingPetRepository', () => {
     // The check reached the replica that is ahead; the read reaches the other one.
     replica.replayed = '0/180';
 
-    const page = await pets.list({ limit: 10, settled: { upToId: 10, position: '0/200' } });
+    const page = await pets.list({ limit: 10, settled: new WalSettledMark(10, '0/200') });
 
     expect(page.map((pet) => pet.name)).toEqual(['on the primary']);
     expect(set.status()[0]?.usable).toBe(true);
@@ -429,7 +442,7 @@ describe('ReplicaRoutingPetRepository', () => {
     // A check saw the second replica at 0/100; it has replayed past 0/200 since.
     second.replayed = '0/200';
     primaryList.mockRejectedValue(new Error('a bug'));
-    await expect(pets.list({ limit: 10, settled: { upToId: 10, position: '0/200' } })).rejects.toThrow('a bug');
+    await expect(pets.list({ limit: 10, settled: new WalSettledMark(10, '0/200') })).rejects.toThrow('a bug');
 
     expect(set.status().map((replica) => replica.usable)).toEqual([false, true]);
   });
@@ -578,61 +591,26 @@ describe('ReplicaRoutingPetRepository', () => {
   });
 });
 
-describe('ReplicaSet checks', () => {
-  beforeEach(() => jest.useFakeTimers());
-  afterEach(() => jest.useRealTimers());
-
-  it('checks at start and then every interval, and no more once stopped', async () => {
-    const { set, replica } = setUp();
-
-    set.start(500);
-    await jest.advanceTimersByTimeAsync(0);
-    expect(set.status()[0]?.usable).toBe(true);
-
-    replica.health = 'refusing';
-    await jest.advanceTimersByTimeAsync(499);
-    expect(set.status()[0]?.usable).toBe(true);
-    await jest.advanceTimersByTimeAsync(1);
-    expect(set.status()[0]?.usable).toBe(false);
-
-    replica.health = 'up';
-    set.stop();
-    await jest.advanceTimersByTimeAsync(5000);
-    expect(set.status()[0]?.usable).toBe(false);
-  });
-
+describe('ReplicaSet.checkUnlessChecking (what the periodic checks call)', () => {
   it('does not start a check while the previous one still waits for the primary, and checks again once it is done', async () => {
     const { set, wal, replica } = setUp();
     wal.slow = true;
 
-    set.start(500);
-    await jest.advanceTimersByTimeAsync(1500);
+    const first = set.checkUnlessChecking();
+    await set.checkUnlessChecking();
+    await set.checkUnlessChecking();
 
     expect(wal.mostWaiting).toBe(1);
     expect(set.status()[0]?.usable).toBe(false);
 
     wal.slow = false;
     wal.answerWaiting();
-    await jest.advanceTimersByTimeAsync(0);
+    await first;
     expect(set.status()[0]?.usable).toBe(true);
 
     replica.health = 'refusing';
-    await jest.advanceTimersByTimeAsync(500);
+    await set.checkUnlessChecking();
     expect(set.status()[0]?.usable).toBe(false);
-    set.stop();
-  });
-});
-
-describe('ReplicaSet.start', () => {
-  it('does not keep the process alive with its checks', () => {
-    const { set } = setUp();
-    const before = pendingTimers();
-
-    set.start(60_000);
-    const running = pendingTimers();
-    set.stop();
-
-    expect(running).toBe(before);
   });
 });
 

@@ -1,4 +1,4 @@
-import { IdempotencyConflictError, IdempotencyKeyReusedError } from '../../../../../src/application/pets/create-pet.js';
+import { IdempotencyConflictError, IdempotencyKeyReusedError } from '../../../../../src/application/pets/errors.js';
 import { InvalidPetError, PetNotFoundError } from '../../../../../src/domain/pets/pet.js';
 import { apiErrorOf } from '../../../../../src/interface/http/pets/pets.controller.js';
 import { toErrorResponse } from '../../../../../src/interface/http/platform/error.filter.js';

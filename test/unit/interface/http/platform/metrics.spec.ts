@@ -244,33 +244,3 @@ describe('HttpMetrics gauges, read at scrape time', () => {
       expect(await samples(metrics, name)).toEqual([]);
   });
 });
-
-describe('HttpMetrics of the settled marks', () => {
-  it('has an infinite mark age before the first mark, and a small one just after', async () => {
-    const metrics = metricsWith();
-    expect(await samples(metrics, 'pets_settled_mark_age_seconds')).toEqual(['pets_settled_mark_age_seconds +Inf']);
-
-    metrics.marks.read();
-
-    const [age] = await samples(metrics, 'pets_settled_mark_age_seconds');
-    expect(Number(age?.split(' ')[1])).toBeLessThan(1);
-  });
-
-  it('times the lists that waited for a mark, and counts those refused one', async () => {
-    const metrics = metricsWith();
-
-    metrics.marks.waited(0.003);
-    metrics.marks.waited(2);
-    metrics.marks.refused();
-
-    const waits = await samples(metrics, 'pets_list_mark_wait_seconds');
-    expect(waits).toEqual(
-      expect.arrayContaining([
-        'pets_list_mark_wait_seconds_bucket{le="0.005"} 1',
-        'pets_list_mark_wait_seconds_bucket{le="2.5"} 2',
-        'pets_list_mark_wait_seconds_count 2',
-      ]),
-    );
-    expect(await samples(metrics, 'pets_list_mark_unavailable_total')).toEqual(['pets_list_mark_unavailable_total 1']);
-  });
-});

@@ -1,0 +1,47 @@
+import { Logger, Module } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
+import { getRepositoryToken, TypeOrmModule } from '@nestjs/typeorm';
+import type { Repository } from 'typeorm';
+import { ApiKeys } from './application/access/api-keys.js';
+import { RateLimits } from './application/platform/rate-limits.js';
+import { ApiKeyRecord } from './infrastructure/access/api-key.record.js';
+import { TypeOrmApiKeys } from './infrastructure/access/typeorm-api-keys.js';
+import { type Config, petstoreConfig } from './infrastructure/platform/config.js';
+import {
+  connectRedis,
+  FlexibleRateLimits,
+  NoRateLimits,
+} from './infrastructure/platform/rate-limits/flexible-rate-limits.js';
+import { BearerKeyGuard } from './interface/http/access/bearer-key.guard.js';
+
+const CONFIG = petstoreConfig.KEY;
+
+/**
+ * Who may call, and how often: the API keys (stored as hashes, and API_KEYS), the bearer-key guard
+ * in front of every route not marked @Public(), and the rate limits it applies (per key, and failed
+ * authentications per client address; in Redis when REDIS_URL is set).
+ */
+@Module({
+  imports: [TypeOrmModule.forFeature([ApiKeyRecord])],
+  providers: [
+    {
+      provide: ApiKeys,
+      inject: [getRepositoryToken(ApiKeyRecord), CONFIG],
+      useFactory: (records: Repository<ApiKeyRecord>, config: Config) =>
+        new TypeOrmApiKeys(records, config.apiKeys, { seconds: config.apiKeyCacheSeconds, maxEntries: 10_000 }),
+    },
+    { provide: RateLimits, inject: [CONFIG], useFactory: rateLimitsFor },
+    { provide: APP_GUARD, useClass: BearerKeyGuard },
+  ],
+  exports: [ApiKeys, RateLimits],
+})
+export class AccessModule {}
+
+function rateLimitsFor(config: Config): RateLimits {
+  if (config.rateLimit === null) return new NoRateLimits();
+  if (config.redisUrl === null) return new FlexibleRateLimits(config.rateLimit, null);
+  const redis = connectRedis(config.redisUrl);
+  const logger = new Logger('Redis');
+  redis.on('error', (error: Error) => logger.warn(`${error.message}; rate limits are counted per process meanwhile`));
+  return new FlexibleRateLimits(config.rateLimit, redis);
+}
