@@ -5,7 +5,7 @@ import { AccessModule } from './access.module.js';
 import { DatabaseModule } from './database.module.js';
 import { HealthModule } from './health.module.js';
 import { HttpEdgeModule } from './http-edge.module.js';
-import { petstoreConfig } from './infrastructure/platform/config.js';
+import { petstoreConfig, validateEnvironment } from './infrastructure/platform/config.js';
 import { ObservabilityModule } from './observability.module.js';
 import { PetsModule } from './pets.module.js';
 
@@ -16,7 +16,12 @@ import { PetsModule } from './pets.module.js';
 @Module({
   imports: [
     // .env is read by readEnvFile() (main.ts), not by ConfigModule: one reader for every entry point.
-    ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [petstoreConfig] }),
+    ConfigModule.forRoot({
+      isGlobal: true,
+      ignoreEnvFile: true,
+      validate: validateEnvironment,
+      load: [petstoreConfig],
+    }),
     // Timers (@Interval) run from start-up, and stop when the app closes.
     ScheduleModule.forRoot(),
     DatabaseModule,

@@ -2,7 +2,8 @@
  * Loaded first, with `node --import ./dist/src/instrumentation.js dist/src/main.js`: starts
  * OpenTelemetry tracing when an OTLP endpoint is set (src/infrastructure/platform/observability/tracing.ts),
  * before the service's modules load. Without an endpoint it loads nothing more. The configuration
- * is read by the same loader main.ts uses; a configuration error is reported there, in one line.
+ * is checked as ConfigModule checks it in main.ts (validateEnvironment); an error is reported there,
+ * in one line.
  */
 import { ConfigError, loadConfig, readEnvFile } from './infrastructure/platform/config.js';
 

@@ -1,6 +1,5 @@
 import { Logger } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { createApp } from './app.js';
 import { ApiKeys } from './application/access/api-keys.js';
 import {
   type Config,
@@ -22,6 +21,9 @@ const logger = new Logger('Main');
 
 async function main(): Promise<void> {
   readEnvFile();
+  // Only now: app.module.ts checks the environment as it loads (ConfigModule.forRoot's validate),
+  // and puts the defaults in process.env, where they would hide what .env sets.
+  const { createApp } = await import('./app.js');
   const app = await createApp();
   const config = app.get<Config>(petstoreConfig.KEY);
   const database = app.get(DatabaseServer);

@@ -1,9 +1,19 @@
 import { removeEmbeddedPostgres } from '../support/embedded-postgres.js';
+import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { jsonLines, type LogLine, outputLine, outputOf, readiness, startService } from '../support/process.js';
+import {
+  inheritedEnv,
+  jsonLines,
+  type LogLine,
+  outputLine,
+  outputOf,
+  readiness,
+  startService,
+} from '../support/process.js';
 import { freePort } from '../support/server.js';
 import { startTcpProxy } from '../support/tcp-proxy.js';
 import { tempDir } from '../support/temp-dirs.js';
@@ -25,6 +35,7 @@ describe('a start that cannot go on', () => {
     [{ PORT: 'abc' }, /^Configuration error: PORT /],
     [{ DATABASE_URL: 'postgres://user:s3cret@[broken' }, /^Configuration error: DATABASE_URL /],
     [{ LOG_LEVEL: 'loud' }, /^Configuration error: LOG_LEVEL /],
+    [{ PORT: 'abc', LOG_LEVEL: 'loud' }, /^Configuration error: PORT must .*; LOG_LEVEL must /],
   ])('stops at once with one JSON line naming the variable, and exit code 1, for %j', async (env, message) => {
     const { code, lines, stdout } = await failedStart(env);
 
@@ -140,5 +151,26 @@ describe('a start that cannot go on', () => {
         msg: 'Start failed: HOST nope.invalid cannot be resolved: set HOST to an address of this machine (0.0.0.0 for all)',
       }),
     ]);
+  });
+});
+
+describe('the .env file', () => {
+  withServer('is read before anything checks the environment, real variables winning', async () => {
+    const directory = tempDir('petstore-env-');
+    const port = await freePort();
+    // PORT has a default: read after the configuration was checked, .env's would be hidden by it.
+    writeFileSync(path.join(directory, '.env'), `PORT=${port}\nHOST=not_a_host\n`);
+    const env: NodeJS.ProcessEnv = { ...inheritedEnv(), HOST: '127.0.0.1', DATABASE_URL, API_KEYS: 'k' };
+    delete env.PORT;
+    const child = spawn(process.execPath, [path.resolve('dist/src/main.js')], { cwd: directory, env });
+    const output = outputOf(child);
+    try {
+      await outputLine(output, /listening on/);
+
+      expect(output.stdout()).toContain(`listening on http://127.0.0.1:${port} `);
+    } finally {
+      child.kill('SIGTERM');
+      await output.exit;
+    }
   });
 });

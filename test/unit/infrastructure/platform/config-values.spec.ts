@@ -121,14 +121,19 @@ describe('loadConfig, value by value', () => {
     expect(loadConfig({ DATABASE_REPLICA_MAX_LAG_SECONDS: value }).databaseReplicaMaxLagSeconds).toBe(seconds);
   });
 
-  it.each([['0.000'], ['1000000'], ['0.0001'], ['.5'], ['x1'], ['1x']])(
-    'refuses DATABASE_REPLICA_MAX_LAG_SECONDS=%s',
-    (value) => {
-      expect(refusal({ DATABASE_REPLICA_MAX_LAG_SECONDS: value })).toBe(
-        `DATABASE_REPLICA_MAX_LAG_SECONDS must be a number of seconds above 0, got "${value}"`,
-      );
-    },
-  );
+  // A number is quoted as it was read: 0.000 as 0.
+  it.each([
+    ['0.000', '0'],
+    ['1000000', '1000000'],
+    ['0.0001', '0.0001'],
+    ['.5', '.5'],
+    ['x1', 'x1'],
+    ['1x', '1x'],
+  ])('refuses DATABASE_REPLICA_MAX_LAG_SECONDS=%s, quoting %s', (value, quoted) => {
+    expect(refusal({ DATABASE_REPLICA_MAX_LAG_SECONDS: value })).toBe(
+      `DATABASE_REPLICA_MAX_LAG_SECONDS must be a number of seconds above 0, got "${quoted}"`,
+    );
+  });
 
   it('takes API keys of visible ASCII, and names the first it refuses', () => {
     expect(loadConfig({ API_KEYS: '!~,abc' }).apiKeys).toEqual(['!~', 'abc']);

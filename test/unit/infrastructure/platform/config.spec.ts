@@ -1,4 +1,4 @@
-import { loadConfig } from '../../../../src/infrastructure/platform/config.js';
+import { loadConfig, validateEnvironment } from '../../../../src/infrastructure/platform/config.js';
 import { refusal } from '../../../support/config.js';
 
 describe('loadConfig', () => {
@@ -111,5 +111,33 @@ describe('loadConfig', () => {
     expect(
       refusal({ DATABASE_URL: 'postgres://h/db', DATABASE_REPLICA_URLS: 'postgres://user:s3cret@[bad' }),
     ).not.toContain('s3cret');
+  });
+
+  it('names every variable that is wrong in one line, in the order EnvironmentVariables declares them', () => {
+    expect(refusal({ LOG_LEVEL: 'loud', PORT: 'x', DATABASE_URL: 'postgres://user:s3cret@[bad' })).toBe(
+      'PORT must be an integer from 0 to 65535, got "x"; ' +
+        'DATABASE_URL is not a valid URL (expected postgres://user:password@host:port/database); ' +
+        'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "loud"',
+    );
+  });
+
+  it('reads the rate-limit settings only while RATE_LIMIT is on', () => {
+    expect(loadConfig({ RATE_LIMIT: 'off', RATE_LIMIT_PER_MINUTE: '0' }).rateLimit).toBeNull();
+    expect(refusal({ RATE_LIMIT: 'on', RATE_LIMIT_PER_MINUTE: '0' })).toBe(
+      'RATE_LIMIT_PER_MINUTE must be a positive integer, got "0"',
+    );
+  });
+});
+
+describe("validateEnvironment, ConfigModule's validate", () => {
+  it('gives back the variables read, and the defaults of those unset or blank', () => {
+    expect(validateEnvironment({ PORT: '8080', HOST: ' ', API_KEYS: 'a, b' })).toMatchObject({
+      PORT: 8080,
+      HOST: '0.0.0.0',
+      API_KEYS: ['a', 'b'],
+      RATE_LIMIT: 'on',
+      LOG_LEVEL: 'info',
+      DATABASE_REPLICA_MAX_LAG_SECONDS: 2,
+    });
   });
 });
