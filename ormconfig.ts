@@ -1,12 +1,9 @@
-// DataSource for the TypeORM CLI (`npm run migration:generate`): the same configuration and
-// database choice as the service: DATABASE_URL, else the embedded PostgreSQL in DATA_DIR,
-// attached to when a running service holds it.
+// DataSource for the TypeORM CLI (`npm run migration:generate`), started as the command-line tools
+// start (src/cli.ts): the same configuration and database as the service.
 import { DataSource } from 'typeorm';
-import { loadConfig, readEnvFile } from './src/infrastructure/platform/config.js';
+import { openServiceDatabase } from './src/cli.js';
 import { dataSourceOptions } from './src/infrastructure/schema/data-source-options.js';
-import { openDatabaseServer } from './src/infrastructure/platform/database/database-server.js';
 
-readEnvFile();
-const { url } = await openDatabaseServer(loadConfig(), { attachToRunning: true });
+const { server } = await openServiceDatabase();
 
-export default new DataSource(dataSourceOptions(url));
+export default new DataSource(dataSourceOptions(server.url));
