@@ -19,6 +19,7 @@ export default {
     'src/interface/http/pets/pet.dto.ts',
     'src/interface/http/pets/cursor.ts',
     'src/infrastructure/platform/config.ts',
+    'src/infrastructure/platform/config/*.ts',
     'src/infrastructure/platform/database/replica-set.ts',
   ],
   // Not copied into the sandbox: the embedded PostgreSQL's data (as root, data/test/postgres links
