@@ -24,9 +24,15 @@ export function prepared(name: string, text: string): string {
   const statement: QueryConfig = { name, text };
   return statement as unknown as string;
 }
-// Each create draws its id under this advisory lock taken shared, held until COMMIT, so that a
-// settled mark can tell when every id drawn so far is settled (docs/internals.md, "Exact paging").
+/**
+ * The pets lock: an advisory lock whose bigint key is the `pets` table's oid, so each schema has
+ * its own. Each create draws its id under it taken shared, held until COMMIT, so that a settled
+ * mark can tell when every id drawn so far is settled (docs/internals.md, "Exact paging").
+ */
 export const PETS_LOCK = `'pets'::regclass::oid::bigint`;
+/** The pets lock's rows in `pg_locks`: a bigint key shows its high half as classid, its low half as objid. */
+export const ON_PETS_LOCK = `locktype = 'advisory' AND classid = (${PETS_LOCK} >> 32)::oid
+  AND objid = (${PETS_LOCK} & 4294967295)::oid AND objsubid = 1`;
 const INSERT = prepared(
   'pets_insert',
   `WITH drawing AS MATERIALIZED (SELECT pg_advisory_xact_lock_shared(${PETS_LOCK}))
