@@ -26,8 +26,9 @@ export function prepared(name: string, text: string): string {
 }
 /**
  * The pets lock: an advisory lock whose bigint key is the `pets` table's oid, so each schema has
- * its own. Each create draws its id under it taken shared, held until COMMIT, so that a settled
- * mark can tell when every id drawn so far is settled (docs/internals.md, "Exact paging").
+ * its own. Every insert into `pets` takes it shared before its id is drawn and holds it until its
+ * transaction ends; the table's trigger does it, whatever issues the insert (migration
+ * PetsIdsDrawnUnderLock). A settled mark waits for its holders (docs/internals.md, "Exact paging").
  */
 export const PETS_LOCK = `'pets'::regclass::oid::bigint`;
 /** The pets lock's rows in `pg_locks`: a bigint key shows its high half as classid, its low half as objid. */
