@@ -31,9 +31,11 @@ const cursorSecret = process.env.CURSOR_SECRET ?? 'baseline';
 const REALM = 'Bearer realm="petstore"';
 const NEW_PET_FIELDS = new Set(['name', 'categoryId', 'status']);
 const COLUMNS = 'id, name, category_id, status';
-// The contract says a client paging to the end never misses a pet, so creates commit in id order
-// here too, under the same lock as the service's (see docs/performance.md).
-const INSERT = `WITH serial AS MATERIALIZED (SELECT pg_advisory_xact_lock('pets'::regclass::oid::bigint))
+// The contract says a client paging to the end never misses a pet; with no settled marks here,
+// creates commit in id order, one at a time under an exclusive lock (see docs/performance.md). Its
+// own key ('pets' in ASCII, 3): the table's trigger takes the service's pets lock shared first, and
+// two creates each holding that shared would deadlock asking for it exclusive.
+const INSERT = `WITH serial AS MATERIALIZED (SELECT pg_advisory_xact_lock(1885697139, 3))
   INSERT INTO pets (name, category_id, status) SELECT $1::text, $2::bigint, $3::text FROM serial RETURNING ${COLUMNS}`;
 const BY_ID = `SELECT ${COLUMNS} FROM pets WHERE id = $1`;
 // Keyset paging, as the service pages: the (status, id) index or the primary key, never OFFSET.

@@ -1,11 +1,12 @@
--- The settled mark's look (src/infrastructure/pets/typeorm-settled-marks.ts): the sequence, then the
--- sessions holding the pets lock, then the WAL position. No lock taken; a page whose look lists
--- holders looks again until they have ended, with this same statement.
+-- The settled mark's look (src/infrastructure/pets/typeorm-settled-marks.ts, the pets lock's rows as
+-- ON_PETS_LOCK gives them): the sequence, then the sessions holding the pets lock, then the WAL position.
+-- No lock taken; a page whose look lists holders looks again until they have ended, with this same statement.
 WITH drawn AS MATERIALIZED (
     SELECT coalesce(pg_sequence_last_value(pg_get_serial_sequence('pets', 'id')::regclass), 0) AS up_to_id),
   holding AS MATERIALIZED (
     SELECT up_to_id, ARRAY(SELECT virtualtransaction FROM pg_locks
-      WHERE locktype = 'advisory' AND classid = 0 AND objid = 'pets'::regclass::oid AND objsubid = 1
+      WHERE locktype = 'advisory' AND classid = ('pets'::regclass::oid::bigint >> 32)::oid
+        AND objid = ('pets'::regclass::oid::bigint & 4294967295)::oid AND objsubid = 1
         AND granted AND pid <> pg_backend_pid() AND drawn.up_to_id IS NOT NULL) AS holders
     FROM drawn)
   SELECT up_to_id::text, holders, pg_current_wal_lsn()::text AS position FROM holding;

@@ -24,14 +24,18 @@ export function prepared(name: string, text: string): string {
   const statement: QueryConfig = { name, text };
   return statement as unknown as string;
 }
-// Each create draws its id under this advisory lock taken shared, held until COMMIT, so that a
-// settled mark can tell when every id drawn so far is settled (docs/internals.md, "Exact paging").
+/**
+ * The pets lock: an advisory lock whose bigint key is the `pets` table's oid, so each schema has
+ * its own. Every insert into `pets` takes it shared before its id is drawn and holds it until its
+ * transaction ends; the table's trigger does it, whatever issues the insert (migration
+ * PetsIdsDrawnUnderLock). A settled mark waits for its holders (docs/internals.md, "Exact paging").
+ */
 export const PETS_LOCK = `'pets'::regclass::oid::bigint`;
-const INSERT = prepared(
-  'pets_insert',
-  `WITH drawing AS MATERIALIZED (SELECT pg_advisory_xact_lock_shared(${PETS_LOCK}))
-  INSERT INTO pets (name, category_id, status) SELECT $1::text, $2::bigint, $3::text FROM drawing RETURNING id`,
-);
+/** The pets lock's rows in `pg_locks`: a bigint key shows its high half as classid, its low half as objid. */
+export const ON_PETS_LOCK = `locktype = 'advisory' AND classid = (${PETS_LOCK} >> 32)::oid
+  AND objid = (${PETS_LOCK} & 4294967295)::oid AND objsubid = 1`;
+// A plain INSERT: the table's trigger takes the pets lock before the id is drawn, as for any insert.
+const INSERT = prepared('pets_insert', `INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3) RETURNING id`);
 const BY_ID = prepared('pets_by_id', `SELECT ${COLUMNS} FROM pets WHERE id = $1`);
 // Keyset paging: "id > last seen" walks the (status, id) index or the primary key, so a deep page
 // costs what the first one does (OFFSET would read every skipped row).

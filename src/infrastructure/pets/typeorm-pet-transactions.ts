@@ -6,7 +6,7 @@ import { TypeOrmPetRepository } from './typeorm-pet-repository.js';
 
 /**
  * A PostgreSQL transaction whose pets and keys run on its one connection. A create inside it draws
- * its id under the pets' shared lock like any other (TypeOrmPetRepository.add), held to COMMIT.
+ * its id under the pets lock like any insert (the table's trigger, PETS_LOCK), held to COMMIT.
  */
 export class TypeOrmPetTransactions extends PetTransactions {
   constructor(private readonly dataSource: DataSource) {

@@ -6,7 +6,7 @@ import { propertyOf } from '../platform/property-of.js';
 import { fromBigint } from '../platform/database/bigint.js';
 import { IDLE_IN_TRANSACTION_MS, STATEMENT_TIMEOUT_MS } from '../platform/database/database.js';
 import { translateStoreErrors } from '../platform/database/store-errors.js';
-import { prepared } from './typeorm-pet-repository.js';
+import { ON_PETS_LOCK, prepared } from './typeorm-pet-repository.js';
 
 // The settled marks: SharedSettledMarks shares one look at a time among an instance's requests and
 // waits for the creates each look found in flight (tested on its own with a fake look and clock);
@@ -178,10 +178,10 @@ export const MARK_OPTIONS: SharedMarksOptions = { waitLimitMs: MARK_WAIT_LIMIT_M
 
 /**
  * One statement, each step reading after the one before: the sequence's last value, then the
- * sessions holding the pets lock (PETS_LOCK, a bigint key: classid is its high half, objid its
- * low), then the WAL position. The correlated subquery runs for the row `drawn` gave, so after
- * it; the position is read for the row `holding` gave. Why every id up to the value is settled
- * once those holders have ended: docs/internals.md, "Exact paging".
+ * sessions holding the pets lock (ON_PETS_LOCK), then the WAL position. The correlated subquery
+ * runs for the row `drawn` gave, so after it; the position is read for the row `holding` gave.
+ * Why every id up to the value is settled once those holders have ended: docs/internals.md,
+ * "Exact paging".
  */
 const LOOK = prepared(
   'pets_settled_mark',
@@ -189,8 +189,7 @@ const LOOK = prepared(
     SELECT coalesce(pg_sequence_last_value(pg_get_serial_sequence('pets', 'id')::regclass), 0) AS up_to_id),
   holding AS MATERIALIZED (
     SELECT up_to_id, ARRAY(SELECT virtualtransaction FROM pg_locks
-      WHERE locktype = 'advisory' AND classid = 0 AND objid = 'pets'::regclass::oid AND objsubid = 1
-        AND granted AND pid <> pg_backend_pid() AND drawn.up_to_id IS NOT NULL) AS holders
+      WHERE ${ON_PETS_LOCK} AND granted AND pid <> pg_backend_pid() AND drawn.up_to_id IS NOT NULL) AS holders
     FROM drawn)
   SELECT up_to_id::text, holders, pg_current_wal_lsn()::text AS position FROM holding`,
 );

@@ -3,6 +3,7 @@ import { CreateIdempotencyKeys1763769700000 } from './migrations/1763769700000-c
 import { CreateApiKeys1763769800000 } from './migrations/1763769800000-create-api-keys.js';
 import { IdempotencyKeepsThePet1795392000000 } from './migrations/1795392000000-idempotency-keeps-the-pet.js';
 import { CreateServiceSecrets1795478400000 } from './migrations/1795478400000-create-service-secrets.js';
+import { PetsIdsDrawnUnderLock1795737600000 } from './migrations/1795737600000-pets-ids-drawn-under-lock.js';
 
 /**
  * Every migration, oldest first. Listed, not loaded by a glob: TypeORM's glob loader imports
@@ -16,4 +17,5 @@ export const MIGRATIONS = [
   CreateApiKeys1763769800000,
   IdempotencyKeepsThePet1795392000000,
   CreateServiceSecrets1795478400000,
+  PetsIdsDrawnUnderLock1795737600000,
 ];

@@ -5,6 +5,7 @@ import { MARK_WAIT_LIMIT_MS, TypeOrmSettledMarks } from '../../../../src/infrast
 import { IDLE_IN_TRANSACTION_MS } from '../../../../src/infrastructure/platform/database/database.js';
 import { TypeOrmPetRepository } from '../../../../src/infrastructure/pets/typeorm-pet-repository.js';
 import { dataSourceOptions } from '../../../../src/infrastructure/schema/data-source-options.js';
+import { PetsIdsDrawnUnderLock1795737600000 } from '../../../../src/infrastructure/schema/migrations/1795737600000-pets-ids-drawn-under-lock.js';
 import { openTestDatabase, type TestDatabase } from '../../../support/database.js';
 import { aNewPet } from '../../../support/pets.js';
 import { startStallingProxy } from '../../../support/stalling-proxy.js';
@@ -12,22 +13,36 @@ import { startStallingProxy } from '../../../support/stalling-proxy.js';
 // Creates overlap: writer A draws an id and holds its transaction open, writer B draws a later id
 // and commits. A pager served B's pet before A's has settled would page past A's for good.
 let database: TestDatabase;
+/** The marks' own connections, so that a test can count their looks apart from pages and creates. */
+let marksSide: DataSource;
 const open: QueryRunner[] = [];
+const lockTrigger = new PetsIdsDrawnUnderLock1795737600000();
+let lockTriggerDropped = false;
 
 beforeAll(async () => {
   database = await openTestDatabase();
+  marksSide = await new DataSource({
+    ...dataSourceOptions(database.url, database.schema),
+    migrationsRun: false,
+  }).initialize();
 });
 afterAll(async () => {
+  await marksSide.destroy();
   await database.close();
 });
 beforeEach(async () => {
   await database.reset();
 });
 afterEach(async () => {
+  jest.restoreAllMocks();
   for (const runner of open.splice(0)) {
     // A writer a test left in flight must not go back to the pool holding the pets lock.
     if (runner.isTransactionActive) await runner.rollbackTransaction();
     await runner.release();
+  }
+  if (lockTriggerDropped) {
+    await onItsOwnConnection((runner) => lockTrigger.up(runner));
+    lockTriggerDropped = false;
   }
 });
 
@@ -49,12 +64,39 @@ async function drawLocked(runner: QueryRunner): Promise<number> {
   return (await new TypeOrmPetRepository(runner.manager).add(aNewPet())).id;
 }
 
-/** The negative control: an insert that draws its id without the lock. */
-async function drawUnlocked(runner: QueryRunner): Promise<number> {
+/** An insert by plain SQL, as a script or psql would send it, in the writer's transaction. */
+async function drawByPlainSql(runner: QueryRunner): Promise<number> {
   const rows: unknown = await runner.query(
     `INSERT INTO pets (name, category_id, status) VALUES ('Rex', 1, 'available') RETURNING id`,
   );
   return Number(Array.isArray(rows) ? Reflect.get(Object(rows[0]), 'id') : undefined);
+}
+
+/** The negative control: pets as they were before the trigger that takes the lock for every insert. */
+async function dropTheLockTrigger(): Promise<void> {
+  lockTriggerDropped = true;
+  await onItsOwnConnection((runner) => lockTrigger.down(runner));
+}
+
+async function onItsOwnConnection(work: (runner: QueryRunner) => Promise<void>): Promise<void> {
+  const runner = database.dataSource.createQueryRunner();
+  try {
+    await work(runner);
+  } finally {
+    await runner.release();
+  }
+}
+
+/** Resolves when the marks have read the store `count` times from now: a mark that reads again waits for a holder. */
+function marksLooked(count: number): Promise<void> {
+  const query = marksSide.query.bind(marksSide);
+  let looks = 0;
+  return new Promise((resolve) => {
+    jest.spyOn(marksSide, 'query').mockImplementation((...statement) => {
+      if (++looks === count) resolve();
+      return query(...statement);
+    });
+  });
 }
 
 /** What a promise has given after `ms`, or null if it is still pending. */
@@ -84,10 +126,16 @@ function idsOf(page: { pets: { id: number }[] }): number[] {
 
 describe('Paging while creates overlap', () => {
   it.each([
-    ['drawn under the shared lock, is not served before the earlier one settles', drawLocked, false],
-    ['drawn without the lock (negative control), is served first: the race is caught', drawUnlocked, true],
-  ])('a later id, %s', async (_case, draw, servedFirst) => {
-    const listPets = new ListPets(pets(), new TypeOrmSettledMarks(database.dataSource));
+    ["by the service's create, is not served before the earlier one settles", drawLocked, true],
+    ['by plain SQL on other connections, is not served before the earlier one settles', drawByPlainSql, true],
+    [
+      'by plain SQL without the lock trigger (negative control), is served first: the race is caught',
+      drawByPlainSql,
+      false,
+    ],
+  ])('a later id, drawn %s', async (_case, draw, withTheLockTrigger) => {
+    if (!withTheLockTrigger) await dropTheLockTrigger();
+    const listPets = new ListPets(pets(), new TypeOrmSettledMarks(marksSide));
     const before = await pets().add(aNewPet());
     await listPets.execute({ limit: 100 });
 
@@ -96,15 +144,22 @@ describe('Paging while creates overlap', () => {
     const b = await writer();
     const idB = await draw(b);
     await b.commitTransaction();
+    const lookedAgain = marksLooked(2);
     const page = listPets.execute({ limit: 100 });
-    const whileAInFlight = await after(page, 300);
+    // Either the page is served, or its mark looks a second time: the first look found A in flight.
+    const whileAInFlight = await Promise.race([page.then(idsOf), lookedAgain.then(() => null)]);
     await a.commitTransaction();
 
     expect(idB).toBeGreaterThan(idA);
-    // Locked: the page waits for A, then serves both. Unlocked: nothing tells it A is in flight.
-    expect(whileAInFlight === null).toBe(!servedFirst);
-    if (whileAInFlight !== null) expect(idsOf(whileAInFlight)).toEqual([before.id, idB]);
-    else expect(idsOf(await page)).toEqual([before.id, idA, idB]);
+    // With the trigger: the page waits for A, then serves every pet acknowledged, in order.
+    // Without: nothing tells the mark A is in flight; a client paging on after B never sees A.
+    if (withTheLockTrigger) {
+      expect(whileAInFlight).toBeNull();
+      expect(idsOf(await page)).toEqual([before.id, idA, idB]);
+    } else {
+      expect(whileAInFlight).toEqual([before.id, idB]);
+      expect(await pets().list({ afterId: idB, limit: 100 })).toEqual([]);
+    }
   });
 
   it.each([
