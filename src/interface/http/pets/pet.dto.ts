@@ -13,14 +13,13 @@ import {
   PET_NAME_FORBIDDEN,
   PET_NAME_MARKS,
   PET_NAME_MAX_LENGTH,
-  PET_NAME_NOT_PATTERN,
-  PET_NAME_PATTERN,
   PET_NAME_SPACES,
   PET_STATUSES,
   type PetStatus,
   statusProblems,
 } from '../../../domain/pets/pet.js';
 import { ApiError } from '../platform/api-error.js';
+import { PET_NAME_NOT_PATTERN, PET_NAME_PATTERN } from './pet-name-pattern.js';
 
 /*
  * What createPet, listPets and getPet take and give on the wire: the bodies and the query as the
