@@ -1,6 +1,6 @@
 import { Logger, Module } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
-import { APP_FILTER, APP_GUARD } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
 import { LoggerModule } from 'nestjs-pino';
 import type { DataSource } from 'typeorm';
@@ -44,6 +44,7 @@ import { HealthController } from './interface/http/platform/health.controller.js
 import { loggerParams, startupLogger } from './interface/http/platform/logging.js';
 import { HttpMetrics, MetricsController } from './interface/http/platform/metrics.js';
 import { PetsController } from './interface/http/pets/pets.controller.js';
+import { BodyValidationPipe } from './interface/http/pets/body-validation.pipe.js';
 import { ShutdownState } from './interface/http/platform/shutdown-state.js';
 
 const CONFIG = petstoreConfig.KEY;
@@ -153,6 +154,7 @@ export class DatabaseServerModule {}
     { provide: GetPet, inject: [PetRepository], useFactory: (pets: PetRepository) => new GetPet(pets) },
     { provide: APP_GUARD, useClass: BearerKeyGuard },
     { provide: APP_FILTER, useClass: ErrorFilter },
+    { provide: APP_PIPE, useClass: BodyValidationPipe },
   ],
 })
 export class AppModule {}

@@ -9,6 +9,7 @@ export function isPetStatus(value: unknown): value is PetStatus {
 }
 
 export const PET_NAME_MAX_LENGTH = 255;
+export const MIN_CATEGORY_ID = 1;
 /** Largest id a JSON client reads exactly (2^53 - 1); larger int64 values would be rounded. */
 export const MAX_CATEGORY_ID = Number.MAX_SAFE_INTEGER;
 export const MAX_PET_ID = Number.MAX_SAFE_INTEGER;
@@ -196,10 +197,10 @@ export function categoryIdProblems(categoryId: unknown): string[] {
   if (
     typeof categoryId !== 'number' ||
     !Number.isInteger(categoryId) ||
-    categoryId < 1 ||
+    categoryId < MIN_CATEGORY_ID ||
     categoryId > MAX_CATEGORY_ID
   ) {
-    return [`categoryId must be an integer from 1 to ${MAX_CATEGORY_ID}`];
+    return [`categoryId must be an integer from ${MIN_CATEGORY_ID} to ${MAX_CATEGORY_ID}`];
   }
   return [];
 }

@@ -1,8 +1,9 @@
 import { type CodePointRange, PET_NAME_FORBIDDEN, PET_NAME_MARKS, PET_NAME_SPACES } from '../../../domain/pets/pet.js';
 
 /*
- * The domain's name rule (its tables) as a pattern for the API document, which means the same in
- * the regex engines client generators and validators use.
+ * The domain's name rule (its tables) as regular expressions: for the API document, a pattern that
+ * means the same in the engines client generators and validators use; for the DTO, one that says
+ * the whole rule but its length in ECMA-262.
  */
 
 /**
@@ -57,3 +58,10 @@ export const PET_NAME_PATTERN = `^(?:${SPACE}*${VISIBLE}${MARK}*)+${SPACE}*[${ch
 
 /** Matches a name holding a line break anywhere: the schema's `not`, for what `$` cannot refuse. */
 export const PET_NAME_NOT_PATTERN = `[${charClass(PET_NAME_LINE_BREAKS)}]`;
+
+/**
+ * The same reading in ECMA-262 with the `u` flag, for the DTO, with the two gaps closed: there a
+ * lone surrogate is a code point of its own, which the class of visible characters leaves out, and
+ * `$` matches only at the very end. It says the whole rule but the length.
+ */
+export const PET_NAME_REGEX = new RegExp(`^(?:${SPACE}*[^${NOT_VISIBLE}\\uD800-\\uDFFF]${MARK}*)+${SPACE}*$`, 'u');

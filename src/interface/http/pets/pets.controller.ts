@@ -32,14 +32,8 @@ import { CursorCodec } from './cursor.js';
 import { answerWithError } from '../platform/error.filter.js';
 import { JsonBodyGuard } from '../platform/json-body.guard.js';
 import { CreatePetDocs, GetPetDocs, ListPetsDocs } from './pets.openapi.js';
-import {
-  BodyValidationPipe,
-  ListPetsQuery,
-  ListPetsQueryPipe,
-  NewPetRequest,
-  type PetResponse,
-  toPetResponse,
-} from './pet.dto.js';
+import { ListPetsQueryPipe } from './list-pets-query.pipe.js';
+import { ListPetsQuery, NewPetRequest, type PetResponse, toPetResponse } from './pet.dto.js';
 import { API_PREFIX } from '../platform/api-prefix.js';
 
 type PetError =
@@ -111,7 +105,7 @@ export class PetsController {
   @UseGuards(JsonBodyGuard)
   @CreatePetDocs()
   async create(
-    @Body(BodyValidationPipe) body: NewPetRequest,
+    @Body() body: NewPetRequest,
     @Headers('idempotency-key') idempotencyKey: string | string[] | undefined,
     @Caller() caller: string,
     @Res({ passthrough: true }) response: Response,

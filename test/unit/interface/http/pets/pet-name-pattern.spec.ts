@@ -5,7 +5,11 @@ import {
   PET_NAME_MARKS,
   PET_NAME_SPACES,
 } from '../../../../../src/domain/pets/pet.js';
-import { PET_NAME_NOT_PATTERN, PET_NAME_PATTERN } from '../../../../../src/interface/http/pets/pet-name-pattern.js';
+import {
+  PET_NAME_NOT_PATTERN,
+  PET_NAME_PATTERN,
+  PET_NAME_REGEX,
+} from '../../../../../src/interface/http/pets/pet-name-pattern.js';
 
 // Every character the tables name, and its neighbours; plain and astral characters; lone surrogates.
 const edges = [...PET_NAME_FORBIDDEN.flatMap(({ ranges }) => ranges), ...PET_NAME_SPACES, ...PET_NAME_MARKS]
@@ -50,6 +54,36 @@ describe('PET_NAME_PATTERN', () => {
     const started = performance.now();
 
     new RegExp(PET_NAME_PATTERN).test(`x${' '.repeat(16_000)}\u0000`);
+
+    expect(performance.now() - started).toBeLessThan(1000);
+  });
+});
+
+describe('PET_NAME_REGEX', () => {
+  it('accepts exactly the names the rule accepts (up to the length), lone surrogates and final line breaks included', () => {
+    fc.assert(
+      fc.property(names, (name) => {
+        expect(PET_NAME_REGEX.test(name)).toBe(nameProblems(name).length === 0);
+      }),
+      { numRuns: 5_000 },
+    );
+  });
+
+  it.each([['Rex\n'], ['Rex\u2029'], ['Rex\ud800'], ['\udc00Rex'], ['\ud83d']])(
+    'refuses %j, which the portable pattern lets through',
+    (name) => {
+      expect(PET_NAME_REGEX.test(name)).toBe(false);
+    },
+  );
+
+  it('counts a character beyond U+FFFF as one visible character', () => {
+    expect(PET_NAME_REGEX.test('\u{1f415}\u200d\u{1f9ba}')).toBe(true);
+  });
+
+  it('stays linear on long blank runs (no catastrophic backtracking)', () => {
+    const started = performance.now();
+
+    PET_NAME_REGEX.test(`x${' '.repeat(16_000)}\u0000`);
 
     expect(performance.now() - started).toBeLessThan(1000);
   });
