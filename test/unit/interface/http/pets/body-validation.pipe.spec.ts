@@ -1,7 +1,6 @@
 import { expect } from '@jest/globals';
 import fc from 'fast-check';
 import {
-  InvalidPetError,
   MAX_CATEGORY_ID,
   newPet,
   newPetProblems,
@@ -12,7 +11,7 @@ import {
   PET_STATUSES,
 } from '../../../../../src/domain/pets/pet.js';
 import { BodyValidationPipe } from '../../../../../src/interface/http/pets/body-validation.pipe.js';
-import { apiErrorOf } from '../../../../../src/interface/http/pets/pets.controller.js';
+import { apiErrorOf } from '../../../../../src/interface/http/pets/pet-errors.filter.js';
 import { ListPetsQuery, NewPetRequest } from '../../../../../src/interface/http/pets/pet.dto.js';
 import { PET_NAME_LINE_BREAKS } from '../../../../../src/interface/http/pets/pet-name-pattern.js';
 import { ApiError } from '../../../../../src/interface/http/platform/api-error.js';
@@ -28,7 +27,7 @@ async function validateBody(value: unknown): Promise<unknown> {
   try {
     return newPet({ name: body.name, categoryId: body.categoryId, status: body.status });
   } catch (error) {
-    throw error instanceof InvalidPetError ? apiErrorOf(error) : error;
+    throw apiErrorOf(error);
   }
 }
 
