@@ -2,9 +2,10 @@ import type { PipeTransform } from '@nestjs/common';
 import { PAGE_LIMIT } from '../../../application/pets/list-pets.js';
 import { isPetStatus, statusProblems } from '../../../domain/pets/pet.js';
 import { ApiError } from '../platform/api-error.js';
-import { LIMIT_PATTERN, type ListPetsQuery } from './pet.dto.js';
+import type { ListPetsQuery } from './pet.dto.js';
 
-const DIGITS = new RegExp(LIMIT_PATTERN);
+/** Decimal digits only (no sign, point, exponent or spaces), leading zeros allowed. */
+const DIGITS = /^[0-9]+$/;
 
 /** A query parameter given twice arrives as an array. */
 export function onlyOnce(name: string, rule: (value: unknown) => string[]): (value: unknown) => string[] {
