@@ -55,7 +55,6 @@ export function MaxCodePoints(max: number, options: ValidationOptions): Property
   return ValidateBy(
     {
       name: 'maxCodePoints',
-      constraints: [max],
       // A text of at most `max` UTF-16 units cannot have more code points: only longer ones are counted.
       validator: {
         validate: (value) => typeof value === 'string' && (value.length <= max || [...value].length <= max),

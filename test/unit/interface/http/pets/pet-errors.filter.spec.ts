@@ -1,4 +1,8 @@
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { FILTER_CATCH_EXCEPTIONS } from '@nestjs/common/constants.js';
+import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host.js';
 import { IdempotencyConflictError, IdempotencyKeyReusedError } from '../../../../../src/application/pets/create-pet.js';
 import { InvalidPetError, PetNotFoundError, SettleTimeoutError } from '../../../../../src/domain/pets/pet.js';
 import { apiErrorOf, PET_ERRORS, PetErrorsFilter } from '../../../../../src/interface/http/pets/pet-errors.filter.js';
@@ -71,5 +75,32 @@ describe('the answers to the errors of the domain and the use cases', () => {
       'IdempotencyKeyReusedError',
       'SettleTimeoutError',
     ]);
+  });
+
+  it('writes the answer as the Error body, with its headers', async () => {
+    const server = createServer((request, response) => {
+      const line = { method: request.method ?? 'GET', originalUrl: request.url ?? '/' };
+      new PetErrorsFilter().catch(
+        new IdempotencyConflictError(),
+        new ExecutionContextHost([Object.assign(request, line), response]),
+      );
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const { port } = server.address() as AddressInfo;
+
+    try {
+      const response = await fetch(`http://127.0.0.1:${port}/v1/pets`, { method: 'POST' });
+
+      expect(response.status).toBe(409);
+      expect(response.headers.get('retry-after')).toBe('1');
+      expect(await response.json()).toEqual({
+        code: 'idempotency_conflict',
+        message: 'A request with this Idempotency-Key is still being processed; retry shortly',
+        status: 409,
+      });
+    } finally {
+      server.close();
+    }
   });
 });

@@ -44,6 +44,15 @@ describe('PET_NAME_PATTERN', () => {
     expect(PET_NAME_PATTERN.replace(/\\x[0-9A-F]{2}/g, '')).not.toMatch(/\\/);
   });
 
+  it('writes the code points below U+0100 as \\xHH, never as raw control characters or spaces', () => {
+    const raw = [...PET_NAME_PATTERN]
+      .map((c) => c.codePointAt(0) ?? 0)
+      .filter((c) => c <= 0x20 || (c >= 0x7f && c <= 0xa0));
+
+    expect(raw).toEqual([]);
+    expect(PET_NAME_NOT_PATTERN).toBe('[\\x0A\\x0D\\x85\u2028-\u2029]');
+  });
+
   it("leaves a final line break to its `not`, since Python's and Java's $ match before one", () => {
     expect(new RegExp(PET_NAME_PATTERN).test('Rex\n')).toBe(true);
     expect(new RegExp(PET_NAME_NOT_PATTERN).test('Rex\n')).toBe(true);
