@@ -406,7 +406,8 @@ function queryCases(params: Param[]): fc.Arbitrary<Case<[string, string][]>> {
 
 /**
  * A query value against its parameter schema: the raw text against `pattern` when there is one,
- * and the value it denotes (an integer read as a decimal number) against the rest.
+ * and the value it denotes against the rest. An integer's text is decimal digits, as the
+ * parameter's description says: JSON Schema cannot (`pattern` applies to strings only).
  */
 function queryValueValid(
   raw: string,
@@ -415,8 +416,8 @@ function queryValueValid(
   matches: (pattern: string, raw: string) => boolean,
 ): boolean {
   if (typeof rules.pattern === 'string' && !matches(rules.pattern, raw)) return false;
-  if (rules.type === 'integer' || rules.type === 'number')
-    return /^-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?$/.test(raw) && valid(Number(raw));
+  if (rules.type === 'integer') return /^[0-9]+$/.test(raw) && valid(Number(raw));
+  if (rules.type === 'number') return /^-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?$/.test(raw) && valid(Number(raw));
   return valid(raw);
 }
 

@@ -53,7 +53,10 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        /** @enum {string} */
+        /**
+         * @description An animal's availability status.
+         * @enum {string}
+         */
         PetStatus: "available" | "pending" | "sold";
         /** @description Body of every non-2xx response. */
         Error: {
@@ -74,7 +77,7 @@ export interface components {
              */
             status: number;
         };
-        /** @description An animal to add to the store. No other properties are allowed. */
+        /** @description An animal to add to the store; its `status` is `available` when omitted. No other properties are allowed. */
         NewPet: {
             /**
              * @description The animal's name: 1 to 255 characters (counted in Unicode code points), at least one of them visible. Ordinary names are fine: "Zoë 🐕", "Renée", "O'Brien", "Rex Jr.". Never allowed: control characters such as tab, CR, LF or NUL (U+0000–U+001F, U+007F–U+009F); line or paragraph separators (U+2028–U+2029); invisible format characters such as zero-width spaces or direction overrides (U+00AD, U+0600–U+0605, U+061C, U+06DD, U+070F, U+0890–U+0891, U+08E2, U+180E, U+200B, U+200E–U+200F, U+202A–U+202E, U+2060–U+206F, U+FEFF, U+FFF9–U+FFFB); invisible fillers such as U+3164 HANGUL FILLER (U+115F–U+1160, U+17B4–U+17B5, U+3164, U+FFA0, U+FFF0–U+FFF8); noncharacters (U+FDD0–U+FDEF, U+FFFE–U+FFFF); lone surrogates. Spaces (U+0020, U+00A0, U+1680, U+2000–U+200A, U+202F, U+205F, U+2800, U+3000) are allowed, but a name of nothing else is blank. Joiners and variation selectors (U+034F, U+180B–U+180D, U+180F, U+200C–U+200D, U+FE00–U+FE0F) are allowed only right after a visible character or another of them, as emoji sequences and Persian text use them. Every character beyond U+FFFF (emoji, flag tags, historic scripts) counts as visible. `pattern` states all of this but the length, lone surrogates and line breaks at the end (which it lets through), and means the same in ECMA-262 with or without the `u` flag, Python, Rust, Go and Java regular expressions; `not` refuses line breaks anywhere.
@@ -87,7 +90,6 @@ export interface components {
              * @example 1
              */
             categoryId: number;
-            /** @description Availability status; `available` when omitted. */
             status?: components["schemas"]["PetStatus"];
         };
         /** @description An animal as the store returns it. */
@@ -109,7 +111,6 @@ export interface components {
              * @example 1
              */
             categoryId: number;
-            /** @description Availability status. */
             status: components["schemas"]["PetStatus"];
         };
         /** @description A page of animals. */

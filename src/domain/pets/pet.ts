@@ -9,6 +9,7 @@ export function isPetStatus(value: unknown): value is PetStatus {
 }
 
 export const PET_NAME_MAX_LENGTH = 255;
+export const MIN_CATEGORY_ID = 1;
 /** Largest id a JSON client reads exactly (2^53 - 1); larger int64 values would be rounded. */
 export const MAX_CATEGORY_ID = Number.MAX_SAFE_INTEGER;
 export const MAX_PET_ID = Number.MAX_SAFE_INTEGER;
@@ -62,7 +63,8 @@ export type CodePointRange = readonly [first: number, last: number];
 
 /**
  * What a pet name may not hold anywhere, by kind (the words a 400 uses). All in the Basic
- * Multilingual Plane: see PET_NAME_PATTERN for why the rule stops there.
+ * Multilingual Plane, so that the regular expressions of every common engine can state the rule
+ * (the API document's pattern): beyond it, every character counts as visible.
  */
 export const PET_NAME_FORBIDDEN: readonly { kind: string; ranges: readonly CodePointRange[] }[] = [
   // Cc: NUL, tab, CR, LF, ESC, DEL, NEL, ...
@@ -144,54 +146,6 @@ export const PET_NAME_MARKS: readonly CodePointRange[] = [
 const hexDigits = (codePoint: number): string => codePoint.toString(16).toUpperCase().padStart(4, '0');
 /** A code point as Unicode writes it, e.g. U+00AD: in messages, and in the API document's words. */
 export const codePointName = (codePoint: number): string => `U+${hexDigits(codePoint)}`;
-/**
- * A code point as the pattern writes it: `\xHH` below U+0100, which every engine reads alike; above
- * it, the character itself, because no escape of such a code point is read by all of them (Go has
- * no `\uXXXX`, Python and ECMA-262 without `u` have no `\x{..}`).
- */
-const patternChar = (codePoint: number): string =>
-  codePoint < 0x100 ? `\\x${codePoint.toString(16).toUpperCase().padStart(2, '0')}` : String.fromCodePoint(codePoint);
-/** The ranges as the inside of a character class, adjacent ones merged. */
-function charClass(ranges: readonly CodePointRange[]): string {
-  const merged: [number, number][] = [];
-  for (const [first, last] of [...ranges].sort(([a], [b]) => a - b)) {
-    const previous = merged.at(-1);
-    if (previous !== undefined && first <= previous[1] + 1) previous[1] = Math.max(previous[1], last);
-    else merged.push([first, last]);
-  }
-  return merged
-    .map(([first, last]) => (first === last ? patternChar(first) : `${patternChar(first)}-${patternChar(last)}`))
-    .join('');
-}
-const SPACE = `[${charClass(PET_NAME_SPACES)}]`;
-const MARK = `[${charClass(PET_NAME_MARKS)}]`;
-// Any other character: one code point, or in ECMA-262 without `u` one UTF-16 unit (a character
-// beyond the BMP is then two of these in a row, and counts as visible all the same).
-const VISIBLE = `[^${charClass([...PET_NAME_FORBIDDEN.flatMap(({ ranges }) => ranges), ...PET_NAME_SPACES, ...PET_NAME_MARKS])}]`;
-
-/** Line breaks: the characters before which `$` also matches at the end in Python and Java. */
-export const PET_NAME_LINE_BREAKS: readonly CodePointRange[] = [
-  [0x000a, 0x000a],
-  [0x000d, 0x000d],
-  [0x0085, 0x0085],
-  [0x2028, 0x2029],
-];
-
-/**
- * The name rule but its length, as a pattern that compiles and means the same in ECMA-262 (with
- * and without `u`), Python's `re`, Rust's `regex`, Go's `regexp` and Java's `java.util.regex`:
- * no lookaround (Go and Rust have none), no \s, \p{..}, \d or \w (their meanings differ), no
- * surrogate code point (Rust refuses them). Read as: visible characters, each after any spaces
- * and followed by any marks, then any spaces. Two things it cannot say alike everywhere, so it
- * accepts them and the description names them: lone surrogates (only a surrogate range could
- * refuse them), and line breaks at the end (`$` matches before a final one in Python and Java,
- * so the pattern allows them in every engine; PET_NAME_NOT_PATTERN refuses them anywhere).
- */
-export const PET_NAME_PATTERN = `^(?:${SPACE}*${VISIBLE}${MARK}*)+${SPACE}*[${charClass(PET_NAME_LINE_BREAKS)}]*$`;
-
-/** Matches a name holding a line break anywhere: the schema's `not`, for what `$` cannot refuse. */
-export const PET_NAME_NOT_PATTERN = `[${charClass(PET_NAME_LINE_BREAKS)}]`;
-
 const within = (ranges: readonly CodePointRange[], codePoint: number): boolean =>
   ranges.some(([first, last]) => codePoint >= first && codePoint <= last);
 
@@ -235,10 +189,10 @@ export function categoryIdProblems(categoryId: unknown): string[] {
   if (
     typeof categoryId !== 'number' ||
     !Number.isInteger(categoryId) ||
-    categoryId < 1 ||
+    categoryId < MIN_CATEGORY_ID ||
     categoryId > MAX_CATEGORY_ID
   ) {
-    return [`categoryId must be an integer from 1 to ${MAX_CATEGORY_ID}`];
+    return [`categoryId must be an integer from ${MIN_CATEGORY_ID} to ${MAX_CATEGORY_ID}`];
   }
   return [];
 }

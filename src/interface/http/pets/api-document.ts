@@ -24,7 +24,24 @@ export function buildOpenApiDocument(
         'An API key, sent as `Authorization: Bearer <key>` (the scheme name in any case). Keys are opaque strings, not JWTs: the ones the service issues are `psk_` followed by 43 base64url characters (256 random bits); an operator may also configure other keys (`API_KEYS`), of visible ASCII characters other than commas. Without a valid key every operation answers 401.',
     })
     .build();
-  return describeApi(app, config, [PetResponse], {
+  const document = describeApi(app, config, [PetResponse], {
     Pets: { type: 'array', description: 'A page of animals.', items: { $ref: getSchemaPath('Pet') } },
   });
+  referToEnumsDirectly(document);
+  return document;
+}
+
+/**
+ * @nestjs/swagger wraps a property of an enum schema (a status: PetStatus) in `allOf`, even with
+ * nothing beside it, and client generators then do not type it as the enum: the bare reference.
+ */
+function referToEnumsDirectly(document: OpenAPIObject): void {
+  for (const schema of Object.values(document.components?.schemas ?? {})) {
+    if ('$ref' in schema) continue;
+    for (const [name, property] of Object.entries(schema.properties ?? {})) {
+      const [reference, ...others] = '$ref' in property ? [] : (property.allOf ?? []);
+      if (reference !== undefined && others.length === 0 && Object.keys(property).length === 1)
+        schema.properties = { ...schema.properties, [name]: reference };
+    }
+  }
 }

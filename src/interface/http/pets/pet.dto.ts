@@ -1,37 +1,74 @@
-import { type ArgumentMetadata, type PipeTransform, ValidationPipe, type ValidationError } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
-import { ValidateBy, ValidateIf } from 'class-validator';
+import {
+  IsIn,
+  IsInt,
+  IsString,
+  Matches,
+  Max,
+  Min,
+  ValidateBy,
+  ValidateIf,
+  type ValidationArguments,
+  type ValidationOptions,
+} from 'class-validator';
 import { PAGE_LIMIT } from '../../../application/pets/list-pets.js';
 import {
   categoryIdProblems,
   codePointName,
   type CodePointRange,
-  isPetStatus,
   MAX_CATEGORY_ID,
+  MIN_CATEGORY_ID,
   nameProblems,
   type Pet,
   PET_NAME_FORBIDDEN,
   PET_NAME_MARKS,
   PET_NAME_MAX_LENGTH,
-  PET_NAME_NOT_PATTERN,
-  PET_NAME_PATTERN,
   PET_NAME_SPACES,
   PET_STATUSES,
   type PetStatus,
   statusProblems,
 } from '../../../domain/pets/pet.js';
-import { ApiError } from '../platform/api-error.js';
+import { PET_NAME_NOT_PATTERN, PET_NAME_PATTERN, PET_NAME_REGEX } from './pet-name-pattern.js';
 
 /*
- * What createPet, listPets and getPet take and give on the wire: the bodies and the query as the
- * document shows them (the classes), and the pipes that check them before the use cases run.
+ * What createPet, listPets and getPet take and give on the wire, as the document shows them. The
+ * rules of NewPet are class-validator's decorators, checked by BodyValidationPipe; the query of
+ * listPets is read by ListPetsQueryPipe.
  */
 
-/** Decimal digits only (no sign, point, exponent or spaces), leading zeros allowed: what `pattern` says. */
-export const LIMIT_PATTERN = '^[0-9]+$';
-const DIGITS = new RegExp(LIMIT_PATTERN);
+/**
+ * A decorator's message in the domain's words: what its rule function says of the value, so that a
+ * 400 reads as newPet() would have it (the character and where it is, for a name).
+ */
+const inTheWordsOf = (rule: (value: unknown) => string[]): ValidationOptions => ({
+  message: ({ value }: ValidationArguments) => rule(value).join('; '),
+});
+const NAME_RULE = inTheWordsOf(nameProblems);
+const CATEGORY_ID_RULE = inTheWordsOf(categoryIdProblems);
+const STATUS_RULE = inTheWordsOf(statusProblems);
 
-// Stryker disable all: the document's declarations, checked by the e2e snapshot of docs/openapi.json
+/**
+ * At most `max` characters, counted in code points as the store counts its varchar: MaxLength
+ * counts U+FE0E and U+FE0F (variation selectors, which a name may hold) as nothing.
+ */
+export function MaxCodePoints(max: number, options: ValidationOptions): PropertyDecorator {
+  return ValidateBy(
+    {
+      name: 'maxCodePoints',
+      // A text of at most `max` UTF-16 units cannot have more code points: only longer ones are counted.
+      validator: {
+        validate: (value) => typeof value === 'string' && (value.length <= max || [...value].length <= max),
+      },
+    },
+    options,
+  );
+}
+
+/** Checked only when given: IsOptional() would let null through too, and null is no status. */
+const IfGiven = (): PropertyDecorator => ValidateIf((_object: object, value: unknown) => value !== undefined);
+
+// Stryker disable all: the document's declarations, checked by the e2e snapshot of docs/openapi.json (the
+// rules' decorators below hold nothing a mutant could change: their messages and constraints are above)
 const codePoints = (ranges: readonly CodePointRange[]): string =>
   ranges
     .map(([first, last]) => (first === last ? codePointName(first) : `${codePointName(first)}–${codePointName(last)}`))
@@ -48,28 +85,25 @@ const NAME_DESCRIPTION = [
 ].join(' ');
 
 /**
- * A domain rule (a function listing what it refuses) as a class-validator constraint: the DTO says
- * which rule applies to which field, and each rule is defined once, in the domain.
+ * Every status refers to the one PetStatus schema, which carries the description: OpenAPI 3.0
+ * ignores whatever stands beside a reference (api-document.ts leaves the reference bare).
  */
-export function SatisfiesRule(rule: (value: unknown) => string[]): PropertyDecorator {
-  return ValidateBy({
-    name: 'satisfiesRule',
-    validator: {
-      validate: (value: unknown) => rule(value).length === 0,
-      defaultMessage: (args) => rule(args?.value).join('; '),
-    },
-  });
-}
-
-/** Checked only when given: IsOptional() would let null through too, and null is no status. */
-const IfGiven = (): PropertyDecorator => ValidateIf((_object: object, value: unknown) => value !== undefined);
+const PET_STATUS_SCHEMA = {
+  enum: PET_STATUSES,
+  enumName: 'PetStatus',
+  enumSchema: { description: "An animal's availability status." },
+};
 
 /**
- * The body of createPet as the document shows it, with the domain's rules for its fields. The
- * validation pipe refuses every other property; newPet() in the domain still guards the same
- * rules, for callers that do not come through HTTP.
+ * The body of createPet, with the rules of its fields. BodyValidationPipe refuses every other
+ * property; newPet() in the domain still guards the same rules, for callers that do not come
+ * through HTTP.
  */
-@ApiSchema({ name: 'NewPet', description: 'An animal to add to the store. No other properties are allowed.' })
+@ApiSchema({
+  name: 'NewPet',
+  description:
+    'An animal to add to the store; its `status` is `available` when omitted. No other properties are allowed.',
+})
 export class NewPetRequest {
   @ApiProperty({
     description: NAME_DESCRIPTION,
@@ -79,27 +113,27 @@ export class NewPetRequest {
     not: { pattern: PET_NAME_NOT_PATTERN },
     example: 'Rex',
   })
-  @SatisfiesRule(nameProblems)
+  @IsString(NAME_RULE)
+  @MaxCodePoints(PET_NAME_MAX_LENGTH, NAME_RULE)
+  @Matches(PET_NAME_REGEX, NAME_RULE)
   name!: string;
 
   @ApiProperty({
     description: 'Identifier of the category the animal belongs to.',
     type: 'integer',
     format: 'int64',
-    minimum: 1,
+    minimum: MIN_CATEGORY_ID,
     maximum: MAX_CATEGORY_ID,
     example: 1,
   })
-  @SatisfiesRule(categoryIdProblems)
+  @IsInt(CATEGORY_ID_RULE)
+  @Min(MIN_CATEGORY_ID, CATEGORY_ID_RULE)
+  @Max(MAX_CATEGORY_ID, CATEGORY_ID_RULE)
   categoryId!: number;
 
-  @ApiPropertyOptional({
-    description: 'Availability status; `available` when omitted.',
-    enum: PET_STATUSES,
-    enumName: 'PetStatus',
-  })
+  @ApiPropertyOptional(PET_STATUS_SCHEMA)
   @IfGiven()
-  @SatisfiesRule(statusProblems)
+  @IsIn(PET_STATUSES, STATUS_RULE)
   status?: PetStatus;
 }
 
@@ -128,12 +162,16 @@ export class PetResponse {
   })
   categoryId!: number;
 
-  @ApiProperty({ description: 'Availability status.', enum: PET_STATUSES, enumName: 'PetStatus' })
+  @ApiProperty(PET_STATUS_SCHEMA)
   status!: PetStatus;
 }
 
-/** The query of listPets, as the document shows it; ListPetsQueryPipe checks it (each parameter at most once). */
+/**
+ * The query of listPets, as the document shows it; ListPetsQueryPipe reads it (each parameter at
+ * most once, unknown ones ignored), which is why BodyValidationPipe leaves queries alone.
+ */
 export class ListPetsQuery {
+  // No `pattern`: JSON Schema applies it to strings only, and this is an integer.
   @ApiPropertyOptional({
     description: `Maximum number of animals returned: decimal digits only (\`${PAGE_LIMIT.default}\`, \`007\`; not \`+5\`, \`5.0\` or \`1e1\`), at most once.`,
     type: 'integer',
@@ -141,15 +179,10 @@ export class ListPetsQuery {
     minimum: PAGE_LIMIT.min,
     maximum: PAGE_LIMIT.max,
     default: PAGE_LIMIT.default,
-    pattern: LIMIT_PATTERN,
   })
   limit?: string;
 
-  @ApiPropertyOptional({
-    description: 'Filters by availability status, at most once.',
-    enum: PET_STATUSES,
-    enumName: 'PetStatus',
-  })
+  @ApiPropertyOptional({ description: 'Filters by availability status, at most once.', ...PET_STATUS_SCHEMA })
   status?: PetStatus;
 
   @ApiPropertyOptional({
@@ -163,104 +196,4 @@ export class ListPetsQuery {
 /** Built field by field: nothing reaches the wire that is not in the Pet schema. */
 export function toPetResponse(pet: Pet): PetResponse {
   return { id: pet.id, name: pet.name, categoryId: pet.categoryId, status: pet.status };
-}
-
-/** A query parameter given twice arrives as an array. */
-export function onlyOnce(name: string, rule: (value: unknown) => string[]): (value: unknown) => string[] {
-  return (value) => (Array.isArray(value) ? [`${name} must be given only once`] : rule(value));
-}
-
-export function limitProblems(value: unknown): string[] {
-  const ok =
-    typeof value === 'string' &&
-    DIGITS.test(value) &&
-    Number(value) >= PAGE_LIMIT.min &&
-    Number(value) <= PAGE_LIMIT.max;
-  return ok ? [] : [`limit must be an integer from ${PAGE_LIMIT.min} to ${PAGE_LIMIT.max}`];
-}
-
-export function cursorProblems(value: unknown): string[] {
-  return typeof value === 'string' ? [] : ['cursor must be a string'];
-}
-
-/** A field name as a message shows it: quoted and escaped, so that an empty, long or odd name stays readable. */
-export function quoteField(name: string): string {
-  return JSON.stringify(name.length > 40 ? `${name.slice(0, 40)}…` : name);
-}
-
-class InvalidInput extends Error {
-  constructor(readonly problems: string[]) {
-    super(problems.join('; '));
-  }
-}
-
-function problemsOf(errors: ValidationError[]): string[] {
-  return errors.flatMap((error) =>
-    Object.entries(error.constraints ?? {}).map(([rule, message]) =>
-      rule === 'whitelistValidation' ? `${quoteField(error.property)} is not a known field` : message,
-    ),
-  );
-}
-
-/**
- * The NewPet body, which JsonBodyGuard has read and found to be a JSON object: Nest's
- * ValidationPipe builds a NewPetRequest with class-transformer and checks it by the DTO's rules,
- * with whitelist and forbidNonWhitelisted, so a property NewPet does not define (a typo such as
- * categoryID, or id) is refused too; one 400 names every offending field. Nest and
- * class-transformer drop keys named like Object.prototype members (`constructor`, `__proto__`,
- * `prototype`, `toString`, ...) before any rule sees them, against prototype pollution: those are
- * named here, in the same 400.
- */
-export class BodyValidationPipe implements PipeTransform {
-  // No implicit conversion (class-transformer's default: "5" stays a string and fails the integer rule).
-  private readonly pipe = new ValidationPipe({
-    transform: true,
-    whitelist: true,
-    forbidNonWhitelisted: true,
-    exceptionFactory: (errors: ValidationError[]) => new InvalidInput(problemsOf(errors)),
-  });
-
-  async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
-    const prototypeNamed = Object.keys(value ?? {})
-      .filter((key) => key in Object.prototype || key === 'prototype')
-      .map((key) => `${quoteField(key)} is not a known field`);
-    try {
-      const body: unknown = await this.pipe.transform(value, metadata);
-      if (prototypeNamed.length > 0) throw new InvalidInput([]);
-      return body;
-    } catch (error) {
-      if (error instanceof InvalidInput)
-        throw new ApiError(400, `Invalid request body: ${[...prototypeNamed, ...error.problems].join('; ')}`);
-      throw error;
-    }
-  }
-}
-
-/**
- * The query of listPets, by the same rule functions, without ValidationPipe: on the most called
- * path it cost more than anything else the service adds (docs/performance.md), and none of its
- * options changed that. Unknown parameters are ignored (the decisions); one 400 names every problem.
- */
-export class ListPetsQueryPipe implements PipeTransform<unknown, ListPetsQuery> {
-  private readonly limitRule = onlyOnce('limit', limitProblems);
-  private readonly statusRule = onlyOnce('status', statusProblems);
-  private readonly cursorRule = onlyOnce('cursor', cursorProblems);
-
-  transform(value: unknown): ListPetsQuery {
-    const query = typeof value === 'object' && value !== null ? value : {};
-    const limit: unknown = Reflect.get(query, 'limit');
-    const status: unknown = Reflect.get(query, 'status');
-    const cursor: unknown = Reflect.get(query, 'cursor');
-    const problems = [
-      ...(limit === undefined ? [] : this.limitRule(limit)),
-      ...(status === undefined ? [] : this.statusRule(status)),
-      ...(cursor === undefined ? [] : this.cursorRule(cursor)),
-    ];
-    if (problems.length > 0) throw new ApiError(400, `Invalid query: ${problems.join('; ')}`);
-    return {
-      limit: typeof limit === 'string' ? limit : undefined,
-      status: isPetStatus(status) ? status : undefined,
-      cursor: typeof cursor === 'string' ? cursor : undefined,
-    };
-  }
 }

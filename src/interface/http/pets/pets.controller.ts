@@ -1,10 +1,7 @@
 import {
   All,
-  type ArgumentsHost,
   Body,
-  Catch,
   Controller,
-  type ExceptionFilter,
   Get,
   Headers,
   HttpCode,
@@ -16,61 +13,21 @@ import {
   UseGuards,
 } from '@nestjs/common';
 import { ApiBearerAuth, ApiExcludeEndpoint, ApiTags } from '@nestjs/swagger';
-import type { Request, Response } from 'express';
+import type { Response } from 'express';
 import { CreatePet } from '../../../application/pets/create-pet.js';
-import { IdempotencyConflictError, IdempotencyKeyReusedError } from '../../../application/pets/errors.js';
-import { type RetryKey } from '../../../application/pets/ports.js';
+import type { RetryKey } from '../../../application/pets/ports.js';
 import { GetPet } from '../../../application/pets/get-pet.js';
 import { ListPets, PAGE_LIMIT } from '../../../application/pets/list-pets.js';
-import { InvalidPetError, MAX_PET_ID, PetNotFoundError } from '../../../domain/pets/pet.js';
-import { SettleTimeoutError } from '../../../application/pets/errors.js';
+import { MAX_PET_ID } from '../../../domain/pets/pet.js';
 import { ApiError } from '../platform/api-error.js';
 import { Caller } from '../platform/caller.decorator.js';
 import { CursorCodec } from './cursor.js';
-import { answerWithError } from '../platform/error.filter.js';
 import { JsonBodyGuard } from '../platform/json-body.guard.js';
 import { CreatePetDocs, GetPetDocs, ListPetsDocs } from './pets.openapi.js';
-import {
-  BodyValidationPipe,
-  ListPetsQuery,
-  ListPetsQueryPipe,
-  NewPetRequest,
-  type PetResponse,
-  toPetResponse,
-} from './pet.dto.js';
+import { ListPetsQueryPipe } from './list-pets-query.pipe.js';
+import { PetErrorsFilter } from './pet-errors.filter.js';
+import { ListPetsQuery, NewPetRequest, type PetResponse, toPetResponse } from './pet.dto.js';
 import { API_PREFIX } from '../platform/api-prefix.js';
-
-type PetError =
-  PetNotFoundError | InvalidPetError | IdempotencyConflictError | IdempotencyKeyReusedError | SettleTimeoutError;
-
-/** How the errors of the domain and the use cases are answered. Pure, so each case is unit-tested. */
-export function apiErrorOf(exception: PetError): ApiError {
-  if (exception instanceof PetNotFoundError) return new ApiError(404, `Pet ${exception.id} does not exist`);
-  if (exception instanceof InvalidPetError)
-    return new ApiError(400, `Invalid request body: ${exception.problems.join('; ')}`);
-  if (exception instanceof IdempotencyConflictError) {
-    return new ApiError(409, 'A request with this Idempotency-Key is still being processed; retry shortly', {
-      'Retry-After': '1',
-    });
-  }
-  if (exception instanceof SettleTimeoutError) {
-    // Not an unreachable database: a create in flight outlasted its limits, which should not happen.
-    return new ApiError(503, 'Pets created a moment ago have not settled yet; retry shortly', { 'Retry-After': '1' });
-  }
-  return new ApiError(422, 'This Idempotency-Key was already used with a different request body; use a new key');
-}
-
-/**
- * The pets controller's errors, as ApiErrors written by the platform's ErrorFilter; whatever
- * else fails there (a store that does not answer, a bug) goes to that filter as it is.
- */
-@Catch(PetNotFoundError, InvalidPetError, IdempotencyConflictError, IdempotencyKeyReusedError, SettleTimeoutError)
-export class PetErrorsFilter implements ExceptionFilter {
-  catch(exception: PetError, host: ArgumentsHost): void {
-    const http = host.switchToHttp();
-    answerWithError(apiErrorOf(exception), http.getRequest<Request>(), http.getResponse<Response>());
-  }
-}
 
 // Stryker disable all: the routes, tested end to end (test/e2e/pets.e2e-spec.ts), not by the unit project
 @ApiTags('pets')
@@ -109,7 +66,7 @@ export class PetsController {
   @UseGuards(JsonBodyGuard)
   @CreatePetDocs()
   async create(
-    @Body(BodyValidationPipe) body: NewPetRequest,
+    @Body() body: NewPetRequest,
     @Headers('idempotency-key') idempotencyKey: string | string[] | undefined,
     @Caller() caller: string,
     @Res({ passthrough: true }) response: Response,

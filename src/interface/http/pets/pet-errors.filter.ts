@@ -1,0 +1,60 @@
+import { type ArgumentsHost, Catch, type ExceptionFilter } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { IdempotencyConflictError, IdempotencyKeyReusedError } from '../../../application/pets/errors.js';
+import { InvalidPetError, PetNotFoundError } from '../../../domain/pets/pet.js';
+import { SettleTimeoutError } from '../../../application/pets/errors.js';
+import { ApiError } from '../platform/api-error.js';
+import { answerWithError } from '../platform/error.filter.js';
+import { invalidBody } from '../platform/validation-errors.js';
+
+/** One row of PET_ERRORS: an error class and its answer, which takes the error as that class. */
+function answer<E extends Error>(
+  type: new (...args: never[]) => E,
+  apiErrorOf: (error: E) => ApiError,
+): { type: new (...args: never[]) => Error; answerTo: (error: unknown) => ApiError | undefined } {
+  return { type, answerTo: (error) => (error instanceof type ? apiErrorOf(error) : undefined) };
+}
+
+/**
+ * How the errors of the domain and the use cases are answered: the one list of them, which
+ * PetErrorsFilter catches. An error it does not name is not caught there: the platform's
+ * ErrorFilter answers it with a 500 and logs it, so a new error is a bug to see, not a 4xx.
+ */
+export const PET_ERRORS = [
+  answer(PetNotFoundError, (error) => new ApiError(404, `Pet ${error.id} does not exist`)),
+  answer(InvalidPetError, (error) => invalidBody(error.problems)),
+  answer(
+    IdempotencyConflictError,
+    () =>
+      new ApiError(409, 'A request with this Idempotency-Key is still being processed; retry shortly', {
+        'Retry-After': '1',
+      }),
+  ),
+  answer(
+    IdempotencyKeyReusedError,
+    () => new ApiError(422, 'This Idempotency-Key was already used with a different request body; use a new key'),
+  ),
+  // Not an unreachable database: a create in flight outlasted its limits, which should not happen.
+  answer(
+    SettleTimeoutError,
+    () => new ApiError(503, 'Pets created a moment ago have not settled yet; retry shortly', { 'Retry-After': '1' }),
+  ),
+];
+
+/** The answer PET_ERRORS gives `error`; any other error as it is, for the platform's ErrorFilter. */
+export function apiErrorOf(error: unknown): unknown {
+  for (const row of PET_ERRORS) {
+    const apiError = row.answerTo(error);
+    if (apiError !== undefined) return apiError;
+  }
+  return error;
+}
+
+/** The pets controller's errors, as ApiErrors written by the platform's ErrorFilter. */
+@Catch(...PET_ERRORS.map(({ type }) => type))
+export class PetErrorsFilter implements ExceptionFilter {
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const http = host.switchToHttp();
+    answerWithError(apiErrorOf(exception), http.getRequest<Request>(), http.getResponse<Response>());
+  }
+}
