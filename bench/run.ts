@@ -372,7 +372,7 @@ async function inRounds(
       console.log(
         round < ROUNDS_FOR_A_SPREAD
           ? `  ${label}: ${round} round(s), too few for a spread (${ROUNDS_FOR_A_SPREAD} needed): no ratio trusted\n`
-          : `  ${label}: ${judged} NOT TRUSTED after ${round} rounds, the cap:\n    ${open.join('\n    ')}\n`,
+          : `  ${label}: NOT TRUSTED after ${round} rounds, the cap:\n    ${open.join('\n    ')}\n`,
       );
   }
   return runs;
