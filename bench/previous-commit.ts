@@ -4,6 +4,7 @@
  * so that the bench can start it exactly as it starts ours and measure it beside the others.
  */
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { readFile, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -43,9 +44,11 @@ export async function checkOut(root: string, commitish: string, parentDir: strin
  * which, and why, for the output and the results.
  */
 export async function install(root: string, commit: PreviousCommit, signal: AbortSignal): Promise<string> {
-  const [ours, theirs] = await Promise.all(
-    [root, commit.dir].map((dir) => readFile(path.join(dir, 'package-lock.json'), 'utf8').catch(() => null)),
-  );
+  const lockFile = async (dir: string): Promise<string | null> => {
+    const file = path.join(dir, 'package-lock.json');
+    return existsSync(file) ? readFile(file, 'utf8') : null;
+  };
+  const [ours, theirs] = await Promise.all([lockFile(root), lockFile(commit.dir)]);
   let nodeModules: string;
   if (ours !== null && ours === theirs) {
     await symlink(path.join(root, 'node_modules'), path.join(commit.dir, 'node_modules'), 'dir');

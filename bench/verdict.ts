@@ -1,7 +1,7 @@
 /**
- * What the rounds add up to: ours over every other server, round by round, per scenario; the
- * flood's effect on ordinary requests; peak memory. Each ratio is the median of its rounds with
- * its spread (spread.ts), and printed as trusted or not.
+ * What the rounds add up to: ours over every other server, round by round, per scenario, and the
+ * flood's effect on ordinary requests. Each ratio is the median of its rounds with its spread
+ * (spread.ts), trusted or not; and the helpers that print them.
  */
 import type { Measurement } from './scenarios.js';
 import { formatSpread, median, type RatioSummary, summariseRatios, TRUSTED_SPREAD } from './spread.js';
@@ -25,12 +25,10 @@ export function compareScenario(
   ours: string,
   others: string[],
 ): Record<string, Comparison> {
-  const byRound = (server: string): Map<number, Run> =>
-    new Map(runs.filter((run) => run.scenario === scenario && run.server === server).map((run) => [run.round, run]));
-  const ourRuns = byRound(ours);
+  const ourRuns = byRound(runs, scenario, ours);
   return Object.fromEntries(
     others.map((other) => {
-      const pairs = [...byRound(other)].flatMap(([round, theirs]) => {
+      const pairs = [...byRound(runs, scenario, other)].flatMap(([round, theirs]) => {
         const our = ourRuns.get(round);
         return our ? [{ our, theirs }] : [];
       });
@@ -55,17 +53,20 @@ export function floodEffect(
 ): Record<string, RatioSummary> {
   return Object.fromEntries(
     servers.map((server) => {
-      const of = (scenario: string): Map<number, Run> =>
-        new Map(
-          runs.filter((run) => run.scenario === scenario && run.server === server).map((run) => [run.round, run]),
-        );
-      const quiet = of(alone);
-      const ratios = [...of(flooded)].flatMap(([round, run]) => {
+      const quiet = byRound(runs, alone, server);
+      const ratios = [...byRound(runs, flooded, server)].flatMap(([round, run]) => {
         const before = quiet.get(round);
         return before ? [run.p99Ms / before.p99Ms] : [];
       });
       return [server, summariseRatios(ratios)];
     }),
+  );
+}
+
+/** One server's runs of one scenario, by round. */
+function byRound(runs: Run[], scenario: string, server: string): Map<number, Run> {
+  return new Map(
+    runs.filter((run) => run.scenario === scenario && run.server === server).map((run) => [run.round, run]),
   );
 }
 
