@@ -15,7 +15,8 @@ export type ChartInput = {
   node: string;
   date: string;
   seconds: number;
-  rounds: number;
+  /** "4 rounds", or "6 to 9 rounds" when each scenario ran until its ratios were trusted. */
+  rounds: string;
   /** scenario -> server -> means, in the order the bench ran them. */
   means: Record<string, Record<string, ChartFigures>>;
 };
@@ -70,9 +71,18 @@ export function chartInputOf(report: unknown): ChartInput | undefined {
     node: typeof report.node === 'string' ? report.node : '?',
     date: typeof report.date === 'string' ? report.date : '?',
     seconds: typeof report.seconds === 'number' ? report.seconds : 0,
-    rounds: typeof report.rounds === 'number' ? report.rounds : 0,
+    rounds: roundsOf(report.rounds),
     means,
   };
+}
+
+/** Older results hold one number of rounds; newer ones the rounds each scenario ran. */
+function roundsOf(rounds: unknown): string {
+  if (typeof rounds === 'number') return `${rounds} round(s)`;
+  if (!isRecord(rounds) || !isRecord(rounds.perScenario)) return '? rounds';
+  const counts = Object.values(rounds.perScenario).filter((count) => typeof count === 'number');
+  const [fewest, most] = [Math.min(...counts), Math.max(...counts)];
+  return counts.length === 0 ? '? rounds' : fewest === most ? `${most} round(s)` : `${fewest} to ${most} rounds`;
 }
 
 export function chartSvg(input: ChartInput): string {
@@ -86,7 +96,7 @@ export function chartSvg(input: ChartInput): string {
     text(
       LEFT,
       44,
-      `${input.date.slice(0, 10)}; means of ${input.rounds} round(s) of ${input.seconds} s per scenario and server; 32 connections; server on one core`,
+      `${input.date.slice(0, 10)}; means of ${input.rounds} of ${input.seconds} s per scenario and server; 32 connections; server on one core`,
     ),
     ...legend(servers),
     ...panel(input, scenarios, servers, {
@@ -186,12 +196,13 @@ function text(x: number, y: number, content: string, style: TextStyle = {}): str
   return `<text ${attributes.join(' ')}>${escape(content)}</text>`;
 }
 
+// Another commit of the service (npm run bench -- --against <commit>) is "ours@<short sha>".
 function label(server: string): string {
-  return SERVERS[server]?.label ?? server;
+  return SERVERS[server]?.label ?? server.replace(/^ours@/, 'the service at ');
 }
 
 function colour(server: string): string {
-  return SERVERS[server]?.colour ?? '#000';
+  return SERVERS[server]?.colour ?? (server.startsWith('ours@') ? '#ff9896' : '#000');
 }
 
 function escape(content: string): string {

@@ -4,9 +4,16 @@
  * nestjs-pino), stock Express 5 + pg, bare node:http + pg and a minimal NestJS app doing
  * the same three operations, on a database of its own, under wrk; then keyset paging over a
  * million pets. Figures, never assertions: ratios are what compare across machines. See
- * docs/performance.md.
+ * docs/performance.md ("Method").
  *
- *   BENCH_DURATION=6 (s per run)  BENCH_ROUNDS=4  BENCH_WARMUP=3  BENCH_QUICK=1 (skip paging)  DATABASE_URL=...
+ * Each scenario runs in rounds, every server once a round, in alternating order; a round gives a
+ * ratio ours / each server, and a scenario's rounds go on until the spread of every such ratio is
+ * below 10% (spread.ts), or the cap is reached, and then the output names the ratios not trusted.
+ *
+ *   BENCH_DURATION=5 (s per run)  BENCH_ROUNDS=12 (most rounds per scenario)  BENCH_MIN_ROUNDS=6
+ *   BENCH_WARMUP=3  BENCH_QUICK=1 (skip paging)  DATABASE_URL=...
+ *   npm run bench -- --against <commit-ish>   also measures that commit of the service, built in a
+ *                                 git worktree under a temporary directory, as "ours@<short sha>"
  *   npm run bench -- --paging     only the paging figures (or BENCH_PAGING=1)
  *   npm run bench -- --profile    V8 CPU profiles of our service under the list and 401 scenarios
  *                                 (BENCH_PROFILE_SERVERS="ours,obvious-nest" profiles baselines too)
@@ -27,15 +34,33 @@ import { CursorCodec } from '../src/interface/http/pets/cursor.js';
 import { writeCharts } from './chart.js';
 import { printSummary, readCpuProfile, summariseProfile } from './cpuprofile.js';
 import { openBenchDatabase, seedPets, settleDatabase } from './database.js';
+import { checkOut, describeCheckout, install } from './previous-commit.js';
 import {
   CONNECTIONS,
   comparisonScenarios,
+  type FloodScenario,
+  floodScenario,
   type Measurement,
   measure,
   measureLatency,
+  measureUnderFlood,
+  ORDINARY_CONNECTIONS,
+  ORDINARY_DELAY_MS,
   pagingScenarios,
 } from './scenarios.js';
 import { pinned, pinThisProcess, type Server, startServer } from './servers.js';
+import { median, ROUNDS_FOR_A_SPREAD, type RatioSummary, TRUSTED_SPREAD } from './spread.js';
+import {
+  type Comparison,
+  compareScenario,
+  floodEffect,
+  formatRatio,
+  markdownTable,
+  ratioWithSpread,
+  type Run,
+  statusShares,
+  trustRule,
+} from './verdict.js';
 import { ensureWrk } from './wrk.js';
 
 const API_KEY = 'bench-key-0123456789';
@@ -44,25 +69,41 @@ const CURSOR_SECRET = 'bench-cursor-secret';
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const RESULTS_DIR = path.join(ROOT, 'bench/results');
 const DOCS_DIR = path.join(ROOT, 'docs');
-const START_PROD = startProdScript();
-const COMMANDS: Record<string, string[]> = {
-  ours: ['sh', '-c', START_PROD],
-  'obvious-nest': [process.execPath, fileURLToPath(new URL('./obvious-nest/main.js', import.meta.url))],
-  'production-nest': [process.execPath, fileURLToPath(new URL('./production-nest/main.js', import.meta.url))],
-  express: [process.execPath, fileURLToPath(new URL('./express-baseline.js', import.meta.url))],
-  'node:http': [process.execPath, fileURLToPath(new URL('./node-http-baseline.js', import.meta.url))],
-  nest: [process.execPath, fileURLToPath(new URL('./nest-baseline.js', import.meta.url))],
-};
-const BASELINES = ['obvious-nest', 'production-nest', 'express', 'node:http', 'nest'];
+
+/** A server: how to start it, and from where. Ours (and a previous commit of it) run package.json's start:prod. */
+type ServerSpec = { name: string; command: string[]; cwd: string };
+const OURS: ServerSpec = { name: 'ours', command: ['sh', '-c', startProdScript(ROOT)], cwd: ROOT };
+const baseline = (name: string, script: string): ServerSpec => ({
+  name,
+  command: [process.execPath, fileURLToPath(new URL(script, import.meta.url))],
+  cwd: ROOT,
+});
+const BASELINES: ServerSpec[] = [
+  baseline('obvious-nest', './obvious-nest/main.js'),
+  baseline('production-nest', './production-nest/main.js'),
+  baseline('express', './express-baseline.js'),
+  baseline('node:http', './node-http-baseline.js'),
+  baseline('nest', './nest-baseline.js'),
+];
+// The service's limits stay on, as deployed: the failed-authentication limit is part of what a
+// wrong key costs. Only the per-key quota is raised, since 32 connections on one key would exhaust
+// it; its counting still runs on every request. No REDIS_URL: the counters are in memory.
+const PER_KEY_QUOTA = 999_999_999;
+const RATE_LIMITS = { RATE_LIMIT: 'on', RATE_LIMIT_PER_MINUTE: String(PER_KEY_QUOTA) };
+/** Memory is judged against the app anyone would write. */
+const MEMORY_REFERENCE = 'obvious-nest';
 
 const PETS = 10_000;
 const PAGING_PETS = 1_000_000;
 const PROFILED = (process.env.BENCH_PROFILE_SCENARIOS ?? 'list limit=20,no key (401)').split(',');
 const PROFILED_SERVERS = (process.env.BENCH_PROFILE_SERVERS ?? 'ours').split(',');
-const seconds = numberFromEnv('BENCH_DURATION', 6);
-// Rounds alternate the servers, every other round in reverse order, so drift on the machine hits
-// all of them alike, wherever a server stands in the order.
-const ROUNDS = Math.max(1, Math.round(numberFromEnv('BENCH_ROUNDS', 4)));
+const seconds = numberFromEnv('BENCH_DURATION', 5);
+// A scenario's rounds go on until every ratio is trusted (spread.ts), from MIN_ROUNDS up to MAX_ROUNDS.
+const MAX_ROUNDS = Math.max(1, Math.round(numberFromEnv('BENCH_ROUNDS', 12)));
+const MIN_ROUNDS = Math.min(
+  MAX_ROUNDS,
+  Math.max(1, Math.round(numberFromEnv('BENCH_MIN_ROUNDS', ROUNDS_FOR_A_SPREAD))),
+);
 const warmupSeconds = numberFromEnv('BENCH_WARMUP', 3);
 const pagingSeconds = numberFromEnv('BENCH_PAGING_DURATION', 5);
 const profileSeconds = numberFromEnv('BENCH_PROFILE_DURATION', 10);
@@ -74,8 +115,8 @@ const mode = process.argv.includes('--chart')
       ? 'paging'
       : 'compare';
 const withPaging = mode === 'paging' || (mode === 'compare' && process.env.BENCH_QUICK !== '1');
-
-type Run = Measurement & { scenario: string; server: string; round: number };
+const against = optionValue('--against');
+if (against !== undefined && mode !== 'compare') throw new Error(`--against is for comparisons, not with --${mode}`);
 
 // Everything started is stopped once, last first, whether the run ends, fails, times out or is
 // interrupted. One clean-up, shared: an abort during the normal end must not close the database
@@ -100,16 +141,21 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
   process.removeAllListeners(signal);
   process.once(signal, () => abort(`received ${signal}`));
 }
-// Every load run, plus ten minutes for start-ups, seeding a million rows and shutdowns.
+// Every load run at the cap of rounds (a second each for wrk and settling), plus ten minutes for
+// start-ups, seeding a million rows and shutdowns, and twenty for installing and building --against.
+const serverCount = BASELINES.length + (against === undefined ? 1 : 2);
 const loadSeconds =
-  (BASELINES.length + 1) * 5 * (ROUNDS * seconds + warmupSeconds) +
-  3 * (ROUNDS * pagingSeconds + warmupSeconds) +
+  serverCount * comparisonScenarios(API_KEY, PETS).length * (MAX_ROUNDS * (seconds + 1) + warmupSeconds) +
+  serverCount * MAX_ROUNDS * (2 * seconds + 5) +
+  3 * (MAX_ROUNDS * pagingSeconds + warmupSeconds) +
   5 * (profileSeconds + warmupSeconds);
-setTimeout(() => abort('time limit reached'), (loadSeconds + 600) * 1000).unref();
+setTimeout(() => abort('time limit reached'), (loadSeconds + 600 + (against === undefined ? 0 : 1200)) * 1000).unref();
 
 async function main(): Promise<void> {
   if (mode === 'chart') return chart();
   ensureWrk();
+  const checkout = await describeCheckout(ROOT);
+  const previous = against === undefined ? undefined : await buildPrevious(against);
   const database = await openBenchDatabase(process.env.DATABASE_URL || undefined);
   cleanups.push(() => database.close());
   const logDir = await mkdtemp(path.join(tmpdir(), 'petstore-bench-logs-'));
@@ -118,6 +164,9 @@ async function main(): Promise<void> {
   const clientPinned = pinThisProcess();
   const machine = `${cpus().length} x ${cpus()[0]?.model ?? 'unknown CPU'}`;
   console.log(`Node ${process.version} (${process.execPath}) for the harness and every server; ${machine}`);
+  console.log(
+    `commit ${checkout === null ? 'unknown (not a git checkout)' : `${checkout.sha.slice(0, 12)}${checkout.modified ? ', with uncommitted changes' : ''}`}`,
+  );
   console.log(`database: ${database.description}`);
   console.log(
     pinned
@@ -125,10 +174,10 @@ async function main(): Promise<void> {
       : 'no CPU pinning (taskset not available)',
   );
   console.log(
-    `${CONNECTIONS} connections, ${seconds} s per run, ${ROUNDS} round(s), ${warmupSeconds} s warm-up per scenario and server`,
+    `${CONNECTIONS} connections, ${seconds} s per run, ${MIN_ROUNDS} to ${MAX_ROUNDS} rounds per scenario, ${warmupSeconds} s warm-up per scenario and server`,
   );
   console.log(
-    `ours: sh -c '${START_PROD}' (package.json start:prod), RATE_LIMIT=off, default log level; baselines: node <script>`,
+    `ours: sh -c '${OURS.command[2]}' (package.json start:prod), limits on (per-key quota raised to ${PER_KEY_QUOTA}/min), default log level; baselines: node <script>`,
   );
   // Anything else busy on the machine skews the figures (ratios less so: the runs alternate).
   console.log(
@@ -136,15 +185,12 @@ async function main(): Promise<void> {
       .map((load) => load.toFixed(2))
       .join(' ')}\n`,
   );
-  // 32 connections on one key would trip our rate limits; the baselines have none.
-  const env = { DATABASE_URL: database.url, API_KEYS: API_KEY, CURSOR_SECRET, RATE_LIMIT: 'off', ...tracingEnv() };
-  const start = async (name: string, extraEnv: Record<string, string> = {}): Promise<Server> => {
+  const env = { DATABASE_URL: database.url, API_KEYS: API_KEY, CURSOR_SECRET, ...RATE_LIMITS, ...tracingEnv() };
+  const start = async (spec: ServerSpec, extraEnv: Record<string, string> = {}): Promise<Server> => {
     const server = await startServer({
-      name,
-      command: COMMANDS[name] ?? [],
-      cwd: ROOT,
+      ...spec,
       env: { ...env, ...extraEnv },
-      logFile: path.join(logDir, `${name.replace(/\W/g, '-')}.log`),
+      logFile: path.join(logDir, `${spec.name.replace(/\W/g, '-')}.log`),
     });
     cleanups.push(() => server.stop());
     return server;
@@ -152,29 +198,35 @@ async function main(): Promise<void> {
 
   if (mode === 'profile') return profile(start, database.url);
 
-  const ours = await start('ours'); // runs the migrations: seeding needs its tables
+  const ours = await start(OURS); // runs the migrations: seeding needs its tables
   const report: Record<string, unknown> = {
     date: new Date().toISOString(),
     node: process.version,
     machine,
+    commit: checkout,
     loadAverage: loadavg(),
     database: process.env.DATABASE_URL ? 'DATABASE_URL server' : 'embedded',
     pinned,
     loadGenerator: 'wrk -t1',
     connections: CONNECTIONS,
     seconds,
-    rounds: ROUNDS,
     warmupSeconds,
-    startProd: START_PROD,
+    startProd: OURS.command[2],
   };
   let failedRuns = 0;
   if (mode === 'compare') {
     const servers = [ours];
-    for (const name of BASELINES) servers.push(await start(name));
+    // Started as ours is, on the schema ours has just migrated: an older commit finds nothing to migrate.
+    if (previous !== undefined) {
+      servers.push(await start(previous.spec));
+      report.against = { commitish: against, sha: previous.sha, nodeModules: previous.nodeModules };
+    }
+    for (const spec of BASELINES) servers.push(await start(spec));
     await seedPets(database.url, PETS);
-    const runs = await compare(servers, database.url);
+    const services = servers.filter((server) => server === ours || server.name === previous?.spec.name);
+    const runs = await compare(servers, services, database.url);
     report.runs = runs;
-    Object.assign(report, summarise(runs));
+    Object.assign(report, summarise(runs, servers, services));
     failedRuns = runs.filter((run) => run.failures > 0).length;
     report.failedRuns = failedRuns;
   }
@@ -190,109 +242,358 @@ async function main(): Promise<void> {
 }
 
 /**
- * Every path of every server warmed first (V8 keeps compiling a fresh process's hot code for a
- * while), then scenario by scenario, the servers in alternation. The database is settled after the
- * warm-up and after each run that writes (settleDatabase).
+ * The commit to measure beside ours, checked out in a worktree under a temporary directory and
+ * built. Both are removed at the end, however the run ends (the server is stopped first).
  */
-async function compare(servers: Server[], databaseUrl: string): Promise<Run[]> {
+async function buildPrevious(commitish: string): Promise<{ spec: ServerSpec; sha: string; nodeModules: string }> {
+  const parent = await mkdtemp(path.join(tmpdir(), 'petstore-bench-against-'));
+  cleanups.push(() => rm(parent, { recursive: true, force: true }));
+  const commit = await checkOut(ROOT, commitish, parent);
+  cleanups.push(() => commit.remove());
+  console.log(`${commit.name}: ${commitish} (${commit.sha}) checked out in ${commit.dir}`);
+  const installing = new AbortController();
+  const installation = install(ROOT, commit, installing.signal);
+  // An interruption stops npm, and waits until it has exited, before the worktree it works in is
+  // removed; its error, if any, is reported where the installation is awaited.
+  cleanups.push(async () => {
+    installing.abort();
+    await Promise.allSettled([installation]);
+  });
+  const nodeModules = await installation;
+  console.log(`${commit.name}: node_modules: ${nodeModules}; built with npm run build\n`);
+  const spec = { name: commit.name, command: ['sh', '-c', startProdScript(commit.dir)], cwd: commit.dir };
+  return { spec, sha: commit.sha, nodeModules };
+}
+
+/**
+ * Every path of every server warmed first (V8 keeps compiling a fresh process's hot code for a
+ * while); then each scenario in rounds, each round measuring every server once, every other round
+ * in reverse order, so that drift on the machine hits all of them alike, wherever a server stands.
+ * The database is settled after the warm-up and after each run that writes (settleDatabase).
+ */
+async function compare(servers: Server[], services: Server[], databaseUrl: string): Promise<Run[]> {
   const scenarios = comparisonScenarios(API_KEY, PETS);
+  const flood = floodScenario(API_KEY);
   if (warmupSeconds > 0) {
     for (const scenario of scenarios) for (const server of servers) await measure(server, scenario, warmupSeconds);
     await settleDatabase(databaseUrl);
   }
+  const [ours] = services;
+  if (ours === undefined) throw new Error('no service to compare');
+  const others = servers.filter((server) => server !== ours).map((server) => server.name);
   const runs: Run[] = [];
   for (const scenario of scenarios) {
-    for (let round = 1; round <= ROUNDS; round++) {
-      for (const server of round % 2 === 1 ? servers : [...servers].reverse()) {
-        const run = {
-          scenario: scenario.name,
-          server: server.name,
-          round,
-          ...(await measure(server, scenario, seconds)),
-        };
-        // The faster a server creates, the more vacuum and checkpoint work it leaves the next one.
-        if (scenario.method !== 'GET') await settleDatabase(databaseUrl);
-        const failed =
-          run.failures > 0
-            ? `  FAILED: statuses ${JSON.stringify(run.statuses)}, ${run.socketErrors} socket errors`
-            : '';
-        console.log(
-          `  ${run.scenario} / ${run.server} / round ${round}: ${run.requestsPerSecond.toFixed(0)} req/s, p99 ${run.p99Ms.toFixed(2)} ms, ${run.cpuUsPerRequest.toFixed(0)} µs CPU/req${failed}`,
-        );
-        runs.push(run);
-      }
+    const untrusted = (done: Run[]): string[] =>
+      Object.entries(compareScenario(done, scenario.name, ours.name, others))
+        .filter(([, comparison]) => !comparison.requestsPerSecond.trusted)
+        .map(([other, comparison]) => `req/s ${ours.name} / ${other} ${ratioWithSpread(comparison.requestsPerSecond)}`);
+    const measureOne = async (server: Server, round: number): Promise<Run[]> => {
+      const run = {
+        scenario: scenario.name,
+        server: server.name,
+        round,
+        ...(await measure(server, scenario, seconds)),
+      };
+      // The faster a server creates, the more vacuum and checkpoint work it leaves the next one.
+      if (scenario.method !== 'GET') await settleDatabase(databaseUrl);
+      printRun(run);
+      return [run];
+    };
+    runs.push(...(await inRounds(scenario.name, 'every req/s ratio', servers, measureOne, untrusted)));
+  }
+  runs.push(...(await floodRounds(flood, servers, services)));
+  return runs;
+}
+
+/** The flood's rounds: per server, the ordinary traffic alone, then under the flood, back to back. */
+async function floodRounds(flood: FloodScenario, servers: Server[], services: Server[]): Promise<Run[]> {
+  const names = floodRunNames(flood);
+  const untrusted = (done: Run[]): string[] =>
+    Object.entries(
+      floodEffect(
+        done,
+        names.alone,
+        names.flooded,
+        services.map((server) => server.name),
+      ),
+    )
+      .filter(([, effect]) => !effect.trusted)
+      .map(([server, effect]) => `p99 of ${server}, flooded / alone ${ratioWithSpread(effect)}`);
+  const measureOne = async (server: Server, round: number): Promise<Run[]> => {
+    const alone = {
+      scenario: names.alone,
+      server: server.name,
+      round,
+      ...(await measure(server, flood.ordinary, seconds)),
+    };
+    // The server's CPU time is shared by the two streams: neither has a CPU time per request of its own.
+    const { ordinary, flood: flooding } = await measureUnderFlood(server, flood, seconds);
+    ordinary.cpuUsPerRequest = NaN;
+    flooding.cpuUsPerRequest = NaN;
+    const flooded = { scenario: names.flooded, server: server.name, round, ...ordinary };
+    const floodRun = { scenario: names.flood, server: server.name, round, ...flooding };
+    for (const run of [alone, flooded, floodRun]) printRun(run);
+    return [alone, flooded, floodRun];
+  };
+  return inRounds(flood.name, 'the flooded / alone p99 ratio', servers, measureOne, untrusted);
+}
+
+function floodRunNames(flood: FloodScenario): { alone: string; flooded: string; flood: string } {
+  return {
+    alone: `${flood.ordinary.name}, alone`,
+    flooded: `${flood.ordinary.name}, under the flood`,
+    flood: flood.flood.name,
+  };
+}
+
+/**
+ * Rounds of one scenario: at least MIN_ROUNDS, then one more while `untrusted` names any of the
+ * `judged` ratios whose spread is not below 10%, up to MAX_ROUNDS; at the cap, says which ratios
+ * stayed untrusted.
+ */
+async function inRounds(
+  label: string,
+  judged: string,
+  servers: Server[],
+  measureOne: (server: Server, round: number) => Promise<Run[]>,
+  untrusted: (runs: Run[]) => string[],
+): Promise<Run[]> {
+  const runs: Run[] = [];
+  for (let round = 1; round <= MAX_ROUNDS; round++) {
+    for (const server of round % 2 === 1 ? servers : [...servers].reverse())
+      runs.push(...(await measureOne(server, round)));
+    if (round < MIN_ROUNDS) continue;
+    const open = untrusted(runs);
+    if (open.length === 0) {
+      console.log(`  ${label}: ${judged} trusted after ${round} rounds\n`);
+      break;
     }
+    if (round === MAX_ROUNDS)
+      console.log(
+        round < ROUNDS_FOR_A_SPREAD
+          ? `  ${label}: ${round} round(s), too few for a spread (${ROUNDS_FOR_A_SPREAD} needed): no ratio trusted\n`
+          : `  ${label}: NOT TRUSTED after ${round} rounds, the cap:\n    ${open.join('\n    ')}\n`,
+      );
   }
   return runs;
 }
 
-type Ratios = { requestsPerSecond: number; p50: number; p99: number; cpuPerRequest: number; peakRss: number };
+function printRun(run: Run): void {
+  const failed =
+    run.failures > 0 ? `  FAILED: statuses ${JSON.stringify(run.statuses)}, ${run.socketErrors} socket errors` : '';
+  console.log(
+    `  ${run.scenario} / ${run.server} / round ${run.round}: ${run.requestsPerSecond.toFixed(0)} req/s, p99 ${run.p99Ms.toFixed(2)} ms${Number.isNaN(run.cpuUsPerRequest) ? '' : `, ${run.cpuUsPerRequest.toFixed(0)} µs CPU/req`}${failed}`,
+  );
+}
 
-/** Means per scenario and server, and ours over each baseline; printed as Markdown tables. */
-function summarise(runs: Run[]): {
-  means: Record<string, Record<string, Measurement>>;
-  ratios: Record<string, Record<string, Ratios>>;
-} {
-  const means: Record<string, Record<string, Measurement>> = {};
-  const ratios: Record<string, Record<string, Ratios>> = {};
-  const meanRows: string[][] = [];
-  const ratioRows: string[][] = [];
-  for (const scenario of [...new Set(runs.map((run) => run.scenario))]) {
-    const byServer = Object.fromEntries(
-      Object.keys(COMMANDS).map((name) => [
-        name,
-        meanOf(runs.filter((run) => run.scenario === scenario && run.server === name)),
-      ]),
+/**
+ * The tables: means per scenario and server; ours over every other server (the median of the
+ * rounds' ratios, and its spread); the statuses of the scenarios that accept more than one; the
+ * flood's effect on ordinary requests; peak memory; and, last, the ratios not trusted.
+ */
+function summarise(runs: Run[], servers: Server[], services: Server[]): Record<string, unknown> {
+  const names = servers.map((server) => server.name);
+  const serviceNames = services.map((server) => server.name);
+  const [ours] = serviceNames;
+  if (ours === undefined) throw new Error('no service to compare');
+  const scenarios = comparisonScenarios(API_KEY, PETS);
+  const flood = floodScenario(API_KEY);
+
+  const means = printMeans(runs, names);
+  // Scenario -> figure ("req/s ours / ...") -> the ratios whose spread is not below 10% ("express 0.97 ±14%").
+  const notTrusted: Record<string, Record<string, string[]>> = {};
+  const distrust = (scenario: string, figure: string, of: string, summary: RatioSummary): void => {
+    if (summary.trusted) return;
+    const figures = (notTrusted[scenario] ??= {});
+    (figures[figure] ??= []).push(`${of} ${ratioWithSpread(summary)}`);
+  };
+  const ratios: Record<string, Record<string, Comparison>> = {};
+  for (const scenario of scenarios) {
+    // Ours over every other server, the previous commit (--against) included.
+    ratios[scenario.name] = compareScenario(
+      runs,
+      scenario.name,
+      ours,
+      names.filter((name) => name !== ours),
     );
-    means[scenario] = byServer;
-    for (const [server, mean] of Object.entries(byServer)) {
-      const failures = mean.failures > 0 ? `${mean.failures} FAILED` : '0';
-      meanRows.push([
+    for (const [other, comparison] of Object.entries(ratios[scenario.name] ?? {})) {
+      distrust(scenario.name, `req/s ${ours} / ...`, other, comparison.requestsPerSecond);
+      distrust(scenario.name, `p99 ${ours} / ...`, other, comparison.p99);
+    }
+  }
+  printRatios(ratios, ours);
+  const statuses: Record<string, Record<string, string>> = {};
+  for (const scenario of [...scenarios, flood.flood].filter((each) => each.accepted.length > 1)) {
+    console.log(`\nStatuses, ${scenario.name}:`);
+    const byServer: Record<string, string> = {};
+    for (const name of names) {
+      byServer[name] = statusShares(runs.filter((run) => run.scenario === scenario.name && run.server === name));
+      console.log(`  ${name}: ${byServer[name]}`);
+    }
+    statuses[scenario.name] = byServer;
+  }
+  const floodFigures = summariseFlood(runs, flood, names);
+  for (const service of serviceNames) {
+    const effect = floodFigures[service]?.ratio;
+    if (effect !== undefined) distrust(flood.name, 'p99 flooded / alone', service, effect);
+  }
+  const memory = summariseMemory(runs, names);
+
+  const rounds: Record<string, number> = {};
+  for (const run of runs) rounds[run.scenario] = Math.max(rounds[run.scenario] ?? 0, run.round);
+  const fewestRounds = Math.min(...Object.values(rounds));
+  if (fewestRounds < ROUNDS_FOR_A_SPREAD)
+    console.log(
+      `\nNo ratio trusted: ${fewestRounds} round(s), fewer than the ${ROUNDS_FOR_A_SPREAD} a spread needs (BENCH_ROUNDS).`,
+    );
+  else if (Object.keys(notTrusted).length === 0)
+    console.log(`\nEvery ratio trusted: each spread is below ±${100 * TRUSTED_SPREAD}%.`);
+  else {
+    console.log(`\nNOT TRUSTED, the spread not below ±${100 * TRUSTED_SPREAD}%:`);
+    for (const [scenario, figures] of Object.entries(notTrusted)) {
+      console.log(`  ${scenario}`);
+      for (const [figure, ratios] of Object.entries(figures)) console.log(`    ${figure}: ${ratios.join(', ')}`);
+    }
+  }
+  return {
+    rounds: { min: MIN_ROUNDS, max: MAX_ROUNDS, perScenario: rounds },
+    means,
+    ratios,
+    statuses,
+    flood: floodFigures,
+    memory,
+    notTrusted,
+  };
+}
+
+/** Means of the rounds per scenario and server, printed; returned for the throughput scenarios (the chart's figures). */
+function printMeans(runs: Run[], servers: string[]): Record<string, Record<string, Measurement>> {
+  const throughput = new Set(comparisonScenarios(API_KEY, PETS).map((scenario) => scenario.name));
+  const means: Record<string, Record<string, Measurement>> = {};
+  const rows: string[][] = [];
+  for (const scenario of new Set(runs.map((run) => run.scenario))) {
+    const byServer = Object.fromEntries(
+      servers.map((name) => [name, meanOf(runs.filter((run) => run.scenario === scenario && run.server === name))]),
+    );
+    if (throughput.has(scenario)) means[scenario] = byServer;
+    for (const [server, mean] of Object.entries(byServer))
+      rows.push([
         scenario,
         server,
         mean.requestsPerSecond.toFixed(0),
         mean.p50Ms.toFixed(2),
         mean.p99Ms.toFixed(2),
-        mean.cpuUsPerRequest.toFixed(0),
-        mean.peakRssMiB.toFixed(0),
-        failures,
+        Number.isNaN(mean.cpuUsPerRequest) ? '-' : mean.cpuUsPerRequest.toFixed(0),
+        mean.failures > 0 ? `${mean.failures} FAILED` : '0',
       ]);
-    }
-    const ours = byServer['ours'];
-    ratios[scenario] = {};
-    for (const name of BASELINES) {
-      const base = byServer[name];
-      if (!ours || !base) continue;
-      const ratio = {
-        requestsPerSecond: ours.requestsPerSecond / base.requestsPerSecond,
-        p50: ours.p50Ms / base.p50Ms,
-        p99: ours.p99Ms / base.p99Ms,
-        cpuPerRequest: ours.cpuUsPerRequest / base.cpuUsPerRequest,
-        peakRss: ours.peakRssMiB / base.peakRssMiB,
-      };
-      ratios[scenario][name] = ratio;
-      // A server that answers wrongly can answer fast: its ratio means nothing.
-      const note = ours.failures > 0 || base.failures > 0 ? 'not comparable (failures)' : '';
-      ratioRows.push([
-        scenario,
-        name,
-        ...[ratio.requestsPerSecond, ratio.p50, ratio.p99, ratio.cpuPerRequest, ratio.peakRss].map((value) =>
-          value.toFixed(2),
-        ),
-        note,
-      ]);
-    }
   }
-  console.log(`\nMeans of ${ROUNDS} round(s), Node ${process.version}, ${CONNECTIONS} connections:\n`);
+  console.log(`\nMeans of the rounds, Node ${process.version}:\n`);
+  console.log(markdownTable(['scenario', 'server', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'failures'], rows));
+  return means;
+}
+
+function printRatios(ratios: Record<string, Record<string, Comparison>>, ours: string): void {
+  const rows = Object.entries(ratios).flatMap(([scenario, comparisons]) =>
+    Object.entries(comparisons).map(([other, comparison]) => [
+      scenario,
+      `${ours} / ${other}`,
+      String(comparison.requestsPerSecond.perRound.length),
+      formatRatio(comparison.requestsPerSecond),
+      formatRatio(comparison.p99),
+      comparison.cpuPerRequest.toFixed(2),
+      comparison.requestsPerSecond.perRound.map((ratio) => ratio.toFixed(2)).join(' '),
+      comparison.failed ? 'not comparable (failures)' : '',
+    ]),
+  );
+  console.log(
+    "\nRatios: the median of the rounds' ratios and its spread (req/s below 1, or p99 or CPU above 1: ours is behind)",
+  );
+  console.log(`${trustRule()}\n`);
+  console.log(
+    markdownTable(['scenario', 'ratio', 'rounds', 'req/s', 'p99', 'CPU/req', 'req/s ratio per round', 'note'], rows),
+  );
+}
+
+type FloodFigures = {
+  aloneP99Ms: number;
+  floodedP99Ms: number;
+  /** The ordinary requests' p99 under the flood over their p99 alone, per round: the target is 2 at most. */
+  ratio: RatioSummary;
+  floodRequestsPerSecond: number;
+  floodStatuses: string;
+};
+
+/** Per server: the ordinary requests' p99 alone and under the flood (medians of the rounds), and their ratio. */
+function summariseFlood(runs: Run[], flood: FloodScenario, servers: string[]): Record<string, FloodFigures> {
+  const names = floodRunNames(flood);
+  const effects = floodEffect(runs, names.alone, names.flooded, servers);
+  const runsOf = (scenario: string, server: string): Run[] =>
+    runs.filter((run) => run.scenario === scenario && run.server === server);
+  const figures: Record<string, FloodFigures> = {};
+  const rows: string[][] = [];
+  for (const server of servers) {
+    const ratio = effects[server];
+    if (ratio === undefined) continue;
+    const floodRuns = runsOf(names.flood, server);
+    figures[server] = {
+      aloneP99Ms: median(runsOf(names.alone, server).map((run) => run.p99Ms)),
+      floodedP99Ms: median(runsOf(names.flooded, server).map((run) => run.p99Ms)),
+      ratio,
+      floodRequestsPerSecond: median(floodRuns.map((run) => run.requestsPerSecond)),
+      floodStatuses: statusShares(floodRuns),
+    };
+    const entry = figures[server];
+    rows.push([
+      server,
+      entry.aloneP99Ms.toFixed(2),
+      entry.floodedP99Ms.toFixed(2),
+      formatRatio(ratio),
+      ratio.median <= 2 ? 'yes' : 'NO',
+      entry.floodRequestsPerSecond.toFixed(0),
+      entry.floodStatuses,
+    ]);
+  }
+  console.log(
+    `\n${flood.name}: ${ORDINARY_CONNECTIONS} connections of lists, each waiting ${ORDINARY_DELAY_MS} ms between answer and request, alone and beside ${CONNECTIONS} connections of wrong keys at full speed (medians of the rounds; the target: p99 under the flood at most 2x):\n`,
+  );
   console.log(
     markdownTable(
-      ['scenario', 'server', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'peak RSS MiB', 'failures'],
-      meanRows,
+      ['server', 'p99 alone ms', 'p99 flooded ms', 'flooded / alone', 'within 2x', 'flood req/s', 'flood statuses'],
+      rows,
+      1,
     ),
   );
-  console.log('\nOurs / baseline (req/s below 1, or latency, CPU or RSS above 1: ours is behind):\n');
-  console.log(markdownTable(['scenario', 'ours /', 'req/s', 'p50', 'p99', 'CPU/req', 'peak RSS', 'note'], ratioRows));
-  return { means, ratios };
+  return figures;
+}
+
+/**
+ * Peak RSS (VmHWM, the most the process ever held) of each server once every scenario has run,
+ * the same scenarios and rounds for all, and its ratio to the obvious app's. A maximum, not a mean
+ * of rounds: it has no spread.
+ */
+function summariseMemory(
+  runs: Run[],
+  servers: string[],
+): Record<string, { peakRssMiB: number; overReference: number }> {
+  const peak = (server: string): number =>
+    Math.max(0, ...runs.filter((run) => run.server === server).map((run) => run.peakRssMiB));
+  const reference = peak(MEMORY_REFERENCE);
+  const memory = Object.fromEntries(
+    servers.map((server) => [server, { peakRssMiB: peak(server), overReference: peak(server) / reference }]),
+  );
+  console.log(`\nPeak RSS after every scenario, and over ${MEMORY_REFERENCE}'s:\n`);
+  console.log(
+    markdownTable(
+      ['server', 'peak RSS MiB', `/ ${MEMORY_REFERENCE}`],
+      Object.entries(memory).map(([server, figures]) => [
+        server,
+        figures.peakRssMiB.toFixed(0),
+        figures.overReference.toFixed(2),
+      ]),
+      1,
+    ),
+  );
+  return memory;
 }
 
 /** Keyset paging: a page near the end, and the first page of a status 1 pet in 1000 has, should cost what the first page does. */
@@ -307,7 +608,7 @@ async function paging(ours: Server, databaseUrl: string): Promise<Record<string,
   if (warmupSeconds > 0) for (const scenario of scenarios) await measure(ours, scenario, warmupSeconds);
   console.log('  one request at a time (latency is the query, not queueing behind 32 connections)\n');
   const runs: Run[] = [];
-  for (let round = 1; round <= ROUNDS; round++) {
+  for (let round = 1; round <= MIN_ROUNDS; round++) {
     for (const scenario of scenarios)
       runs.push({
         scenario: scenario.name,
@@ -343,7 +644,7 @@ async function paging(ours: Server, databaseUrl: string): Promise<Record<string,
     rareOverFirst: { p50: ratio('rare status', (run) => run.p50Ms), p99: ratio('rare status', (run) => run.p99Ms) },
   };
   console.log(
-    `\nmeans of ${ROUNDS} round(s): deep/first: p50 ${ratios.deepOverFirst.p50.toFixed(2)}, p99 ${ratios.deepOverFirst.p99.toFixed(2)}`,
+    `\nmeans of ${MIN_ROUNDS} round(s): deep/first: p50 ${ratios.deepOverFirst.p50.toFixed(2)}, p99 ${ratios.deepOverFirst.p99.toFixed(2)}`,
   );
   console.log(
     `                     rare/first: p50 ${ratios.rareOverFirst.p50.toFixed(2)}, p99 ${ratios.rareOverFirst.p99.toFixed(2)}`,
@@ -362,12 +663,12 @@ async function paging(ours: Server, databaseUrl: string): Promise<Record<string,
  * CPU time per request is the figure to compare.
  */
 async function profile(
-  start: (name: string, env?: Record<string, string>) => Promise<Server>,
+  start: (spec: ServerSpec, env?: Record<string, string>) => Promise<Server>,
   databaseUrl: string,
 ): Promise<void> {
   const dir = process.env.BENCH_PROFILE_DIR ?? '/tmp/prof';
   await mkdir(dir, { recursive: true });
-  const migrating = await start('ours');
+  const migrating = await start(OURS);
   await seedPets(databaseUrl, PETS);
   await migrating.stop();
   const scenarios = comparisonScenarios(API_KEY, PETS).filter((scenario) => PROFILED.includes(scenario.name));
@@ -376,7 +677,9 @@ async function profile(
   )) {
     const file = `${name.replace(/\W+/g, '-')}-${scenario.name.replace(/\W+/g, '-')}-${Date.now()}.cpuprofile`;
     // Through NODE_OPTIONS: the service starts from package.json's command, which has no room for flags.
-    const server = await start(name, { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${dir} --cpu-prof-name=${file}` });
+    const spec = [OURS, ...BASELINES].find((each) => each.name === name);
+    if (spec === undefined) throw new Error(`BENCH_PROFILE_SERVERS: no server named ${name}`);
+    const server = await start(spec, { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${dir} --cpu-prof-name=${file}` });
     await measure(server, scenario, Math.max(warmupSeconds, 1));
     const from = Number(process.hrtime.bigint() / 1000n);
     const run = await measure(server, scenario, profileSeconds);
@@ -392,15 +695,15 @@ async function profile(
   }
 }
 
-/** The service runs as `npm run start:prod` runs it: package.json's script, read now, through sh. */
-function startProdScript(): string {
-  const manifest: unknown = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
+/** The service runs as `npm run start:prod` runs it: the checkout's package.json script, read now, through sh. */
+function startProdScript(checkout: string): string {
+  const manifest: unknown = JSON.parse(readFileSync(path.join(checkout, 'package.json'), 'utf8'));
   const scripts: unknown =
     typeof manifest === 'object' && manifest !== null && 'scripts' in manifest ? manifest.scripts : undefined;
   const script: unknown =
     typeof scripts === 'object' && scripts !== null && 'start:prod' in scripts ? scripts['start:prod'] : undefined;
   if (typeof script !== 'string' || script.trim() === '')
-    throw new Error(`${path.join(ROOT, 'package.json')} has no start:prod script`);
+    throw new Error(`${path.join(checkout, 'package.json')} has no start:prod script`);
   return script;
 }
 
@@ -446,16 +749,6 @@ async function chart(): Promise<void> {
     console.log(`chart: ${path.relative(process.cwd(), file)}`);
 }
 
-function markdownTable(header: string[], rows: string[][]): string {
-  const widths = header.map((title, column) =>
-    Math.max(3, title.length, ...rows.map((row) => (row[column] ?? '').length)),
-  );
-  const line = (cells: string[]): string =>
-    `| ${cells.map((cell, column) => (column < 2 ? cell.padEnd(widths[column] ?? 0) : cell.padStart(widths[column] ?? 0))).join(' | ')} |`;
-  const rule = `|${widths.map((width, column) => (column < 2 ? `${'-'.repeat(width + 2)}` : `${'-'.repeat(width + 1)}:`)).join('|')}|`;
-  return [line(header), rule, ...rows.map(line)].join('\n');
-}
-
 /** The harness's OTEL_* settings, so that `OTEL_EXPORTER_OTLP_ENDPOINT=... npm run bench` measures ours traced (docs/observability.md). */
 function tracingEnv(): Record<string, string> {
   return Object.fromEntries(
@@ -463,6 +756,15 @@ function tracingEnv(): Record<string, string> {
       (entry): entry is [string, string] => entry[0].startsWith('OTEL_') && entry[1] !== undefined,
     ),
   );
+}
+
+/** `--name value` or `--name=value` on the command line. */
+function optionValue(name: string): string | undefined {
+  const at = process.argv.findIndex((arg) => arg === name || arg.startsWith(`${name}=`));
+  if (at === -1) return undefined;
+  const value = process.argv[at]?.includes('=') ? process.argv[at]?.slice(name.length + 1) : process.argv[at + 1];
+  if (value === undefined || value === '' || value.startsWith('--')) throw new Error(`${name} needs a value`);
+  return value;
 }
 
 function numberFromEnv(name: string, fallback: number): number {

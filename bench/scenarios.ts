@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { CLIENT_CPU, cpuSeconds, peakRssMiB, type Server } from './servers.js';
 import { runWrk } from './wrk.js';
 
@@ -6,15 +7,24 @@ export const CONNECTIONS = 32;
 
 export type Scenario = {
   name: string;
-  /** The status every response should have: any other, or a socket error, is a failure. */
-  status: number;
+  /** The statuses a response may have: any other, or a socket error, is a failure. */
+  accepted: number[];
   method: 'GET' | 'POST';
   path: string;
   headers: Record<string, string>;
   body?: string;
   /** Each request asks for `path` followed by a random existing id, from 1 to this. */
   randomIdUpTo?: number;
+  /** Paced traffic: this many connections (default CONNECTIONS), each waiting `delayMs` after an answer before its next request. */
+  connections?: number;
+  delayMs?: number;
 };
+
+/**
+ * Ordinary traffic measured alone, then again while a second wrk floods wrong keys at full speed:
+ * what a credential-stuffing flood does to everyone else's latency.
+ */
+export type FloodScenario = { name: string; ordinary: Scenario; flood: Scenario };
 
 export type Measurement = {
   requestsPerSecond: number;
@@ -31,44 +41,84 @@ export type Measurement = {
   socketErrors: number;
 };
 
-/** The five scenarios run against every server; pets 1..petCount exist. */
+/** A key of the right shape that no server knows. */
+const WRONG_KEY = 'wrong-key-0123456789';
+
+/** The scenarios measured for throughput on every server; pets 1..petCount exist. */
 export function comparisonScenarios(apiKey: string, petCount: number): Scenario[] {
   const auth = { Authorization: `Bearer ${apiKey}` };
   return [
-    { name: 'list limit=20', status: 200, method: 'GET', path: '/v1/pets?limit=20', headers: auth },
+    { name: 'list limit=20', accepted: [200], method: 'GET', path: '/v1/pets?limit=20', headers: auth },
     {
       name: 'list available limit=100',
-      status: 200,
+      accepted: [200],
       method: 'GET',
       path: '/v1/pets?status=available&limit=100',
       headers: auth,
     },
-    { name: 'get by id', status: 200, method: 'GET', path: '/v1/pets/', headers: auth, randomIdUpTo: petCount },
+    { name: 'get by id', accepted: [200], method: 'GET', path: '/v1/pets/', headers: auth, randomIdUpTo: petCount },
     {
       name: 'create',
-      status: 201,
+      accepted: [201],
       method: 'POST',
       path: '/v1/pets',
       headers: { ...auth, 'Content-Type': 'application/json' },
       body: JSON.stringify({ name: 'Rex', categoryId: 1, status: 'available' }),
     },
-    { name: 'no key (401)', status: 401, method: 'GET', path: '/v1/pets', headers: {} },
+    { name: 'no key (401)', accepted: [401], method: 'GET', path: '/v1/pets', headers: {} },
+    wrongKeyScenario(),
   ];
+}
+
+/**
+ * A presented but wrong key: 401 invalid_token, or 429 once the address has spent its
+ * failed-authentication quota (ours, whose limit stays on; the baselines have none). Every
+ * request comes from 127.0.0.1, so after the first few of each minute ours answers 429.
+ */
+function wrongKeyScenario(): Scenario {
+  return {
+    name: 'wrong key (401/429)',
+    accepted: [401, 429],
+    method: 'GET',
+    path: '/v1/pets',
+    headers: { Authorization: `Bearer ${WRONG_KEY}` },
+  };
+}
+
+/** Paced at about ORDINARY_CONNECTIONS * 1000 / ORDINARY_DELAY_MS requests per second, well below what any server can answer. */
+export const ORDINARY_CONNECTIONS = 10;
+export const ORDINARY_DELAY_MS = 10;
+
+/** Lists of 20 with the right key, paced, alone and beside a flood of wrong keys from CONNECTIONS connections. */
+export function floodScenario(apiKey: string): FloodScenario {
+  return {
+    name: 'list limit=20 under a wrong-key flood',
+    ordinary: {
+      name: 'ordinary lists',
+      accepted: [200],
+      method: 'GET',
+      path: '/v1/pets?limit=20',
+      headers: { Authorization: `Bearer ${apiKey}` },
+      connections: ORDINARY_CONNECTIONS,
+      delayMs: ORDINARY_DELAY_MS,
+    },
+    flood: { ...wrongKeyScenario(), name: 'wrong-key flood' },
+  };
 }
 
 /** First page, a page near the end of the table (signed cursor), and the rare status. */
 export function pagingScenarios(apiKey: string, deepCursor: string): Scenario[] {
   const auth = { Authorization: `Bearer ${apiKey}` };
   return [
-    { name: 'first page', status: 200, method: 'GET', path: '/v1/pets?limit=20', headers: auth },
+    { name: 'first page', accepted: [200], method: 'GET', path: '/v1/pets?limit=20', headers: auth },
     {
       name: 'deep page',
-      status: 200,
+      accepted: [200],
       method: 'GET',
       path: `/v1/pets?limit=20&cursor=${encodeURIComponent(deepCursor)}`,
       headers: auth,
     },
-    { name: 'rare status', status: 200, method: 'GET', path: '/v1/pets?status=pending&limit=20', headers: auth },
+    { name: 'rare status', accepted: [200], method: 'GET', path: '/v1/pets?status=pending&limit=20', headers: auth },
   ];
 }
 
@@ -77,7 +127,8 @@ export async function measure(server: Server, scenario: Scenario, seconds: numbe
   const cpuBefore = cpuSeconds(server.pid);
   const result = await runWrk({
     url: `${server.url}${scenario.randomIdUpTo === undefined ? scenario.path : '/'}`,
-    connections: CONNECTIONS,
+    connections: scenario.connections ?? CONNECTIONS,
+    delayMs: scenario.delayMs,
     seconds,
     method: scenario.method,
     headers: scenario.headers,
@@ -97,7 +148,7 @@ export async function measure(server: Server, scenario: Scenario, seconds: numbe
     cpuUsPerRequest: (1e6 * cpu) / Math.max(result.requests, 1),
     peakRssMiB: peakRssMiB(server.pid),
     requests: result.requests,
-    failures: result.requests - (result.statuses[String(scenario.status)] ?? 0) + socketErrors,
+    failures: result.requests - acceptedCount(scenario, result.statuses) + socketErrors,
     statuses: result.statuses,
     socketErrors,
   };
@@ -138,10 +189,34 @@ export async function measureLatency(server: Server, scenario: Scenario, seconds
     cpuUsPerRequest: (1e6 * cpu) / Math.max(latenciesMs.length, 1),
     peakRssMiB: peakRssMiB(server.pid),
     requests: latenciesMs.length,
-    failures: latenciesMs.length - (statuses[String(scenario.status)] ?? 0),
+    failures: latenciesMs.length - acceptedCount(scenario, statuses),
     statuses,
     socketErrors,
   };
+}
+
+const FLOOD_MARGIN_SECONDS = 1;
+
+/**
+ * The ordinary traffic measured while the flood runs: the flood starts first and ends last
+ * (FLOOD_MARGIN_SECONDS either side), so it covers the whole measured window. Both wrk run on the
+ * client CPU: the server keeps its own CPU to itself, as in every other scenario.
+ */
+export async function measureUnderFlood(
+  server: Server,
+  scenario: FloodScenario,
+  seconds: number,
+): Promise<{ ordinary: Measurement; flood: Measurement }> {
+  // Both awaited together: a failure of either is reported; the other wrk ends on its own at its -d.
+  const [ordinary, flood] = await Promise.all([
+    sleep(FLOOD_MARGIN_SECONDS * 1000).then(() => measure(server, scenario.ordinary, seconds)),
+    measure(server, scenario.flood, seconds + 2 * FLOOD_MARGIN_SECONDS),
+  ]);
+  return { ordinary, flood };
+}
+
+function acceptedCount(scenario: Scenario, statuses: Record<string, number>): number {
+  return scenario.accepted.reduce((total, status) => total + (statuses[String(status)] ?? 0), 0);
 }
 
 function send(baseUrl: string, scenario: Scenario, agent: http.Agent): Promise<number> {

@@ -11,6 +11,8 @@ import path from 'node:path';
 export type WrkRequest = {
   url: string;
   connections: number;
+  /** Each connection waits this long after an answer before its next request (wrk's delay()); latency counts from the send. */
+  delayMs?: number;
   seconds: number;
   method: 'GET' | 'POST';
   headers: Record<string, string>;
@@ -91,7 +93,7 @@ function hasWrk(): boolean {
  * Headers go through -H, except with a body, where the script sets method, body and headers.
  * response() counts statuses per thread; done() sums them over the threads and prints the figures.
  */
-function luaScript({ method, headers, body, random }: WrkRequest): string {
+function luaScript({ method, headers, body, random, delayMs }: WrkRequest): string {
   const lines: string[] = [];
   if (body !== undefined) {
     lines.push(`wrk.method = ${luaString(method)}`, `wrk.body = ${luaString(body)}`);
@@ -105,6 +107,7 @@ function luaScript({ method, headers, body, random }: WrkRequest): string {
       `request = function() return wrk.format(nil, ${luaString(random.pathPrefix)} .. math.random(${Math.trunc(random.upTo)})) end`,
     );
   }
+  if (delayMs !== undefined) lines.push(`function delay() return ${Math.trunc(delayMs)} end`);
   return `${lines.join('\n')}
 local threads = {}
 function setup(thread) table.insert(threads, thread) end
