@@ -32,9 +32,8 @@ const REALM = 'Bearer realm="petstore"';
 const NEW_PET_FIELDS = new Set(['name', 'categoryId', 'status']);
 const COLUMNS = 'id, name, category_id, status';
 // The contract says a client paging to the end never misses a pet; with no settled marks here,
-// creates commit in id order, one at a time under an exclusive lock (see docs/performance.md). Its
-// own key ('pets' in ASCII, 3): the table's trigger takes the service's pets lock shared first, and
-// two creates each holding that shared would deadlock asking for it exclusive.
+// creates commit in id order, one at a time under an exclusive lock (see docs/performance.md), on a
+// key of their own ('pets' in ASCII, 3) and their own table (bench/database.ts, baselineUrl()).
 const INSERT = `WITH serial AS MATERIALIZED (SELECT pg_advisory_xact_lock(1885697139, 3))
   INSERT INTO pets (name, category_id, status) SELECT $1::text, $2::bigint, $3::text FROM serial RETURNING ${COLUMNS}`;
 const BY_ID = `SELECT ${COLUMNS} FROM pets WHERE id = $1`;

@@ -39,21 +39,45 @@ export async function openBenchDatabase(serverUrl: string | undefined): Promise<
   }
 }
 
+/** The schema of the baselines' own `pets` table: see baselineUrl(). */
+const BASELINE_SCHEMA = 'baseline';
+
+/**
+ * The database as the baselines see it: their own `pets` table, the service's columns, index and
+ * constraints without its trigger (the app anyone would write has no pets lock to take), so that
+ * the service's own schema costs them nothing. pg sets the search path from the URL's `options`.
+ */
+export function baselineUrl(url: string): string {
+  const withPath = new URL(url);
+  withPath.searchParams.set('options', `-c search_path=${BASELINE_SCHEMA}`);
+  return withPath.toString();
+}
+
 /**
  * Replaces every pet with `count` new ones (ids 1..count) in one INSERT: one in a thousand
- * `pending` (the rare status), the others alternately `available` and `sold`.
+ * `pending` (the rare status), the others alternately `available` and `sold`; the same pets in the
+ * baselines' table (made here from the service's, once it is migrated) when `baselines` is set.
  */
-export async function seedPets(url: string, count: number): Promise<void> {
+export async function seedPets(url: string, count: number, { baselines = false } = {}): Promise<void> {
+  const tables = baselines ? ['pets', `${BASELINE_SCHEMA}.pets`] : ['pets'];
   await runSql(
     url,
-    `TRUNCATE pets, idempotency_keys RESTART IDENTITY`,
-    `INSERT INTO pets (name, category_id, status)
+    ...(baselines
+      ? [
+          `CREATE SCHEMA IF NOT EXISTS ${BASELINE_SCHEMA}`,
+          `CREATE TABLE IF NOT EXISTS ${BASELINE_SCHEMA}.pets (LIKE public.pets INCLUDING ALL)`,
+        ]
+      : []),
+    `TRUNCATE ${tables.join(', ')}, idempotency_keys RESTART IDENTITY`,
+    ...tables.map(
+      (table) => `INSERT INTO ${table} (name, category_id, status)
      SELECT 'pet ' || n, 1 + n % 10,
             CASE WHEN n % 1000 = 0 THEN 'pending' WHEN n % 2 = 0 THEN 'available' ELSE 'sold' END
      FROM generate_series(1, ${Math.trunc(count)}) AS n`,
+    ),
     // Fresh statistics, so the planner knows how rare `pending` is; the vacuum sets hint bits and
     // the visibility map now, instead of autovacuum doing it during the first measurement.
-    `VACUUM (ANALYZE) pets`,
+    ...tables.map((table) => `VACUUM (ANALYZE) ${table}`),
   );
 }
 
@@ -64,6 +88,7 @@ export async function seedPets(url: string, count: number): Promise<void> {
  */
 export async function settleDatabase(url: string): Promise<void> {
   await runSql(url, `VACUUM (ANALYZE) pets`);
+  await runSql(url, `VACUUM (ANALYZE) ${BASELINE_SCHEMA}.pets`).catch(() => undefined);
   await runSql(url, `CHECKPOINT`).catch(() => undefined);
 }
 

@@ -33,7 +33,7 @@ import { fileURLToPath } from 'node:url';
 import { CursorCodec } from '../src/interface/http/pets/cursor.js';
 import { writeCharts } from './chart.js';
 import { printSummary, readCpuProfile, summariseProfile } from './cpuprofile.js';
-import { openBenchDatabase, seedPets, settleDatabase } from './database.js';
+import { baselineUrl, openBenchDatabase, seedPets, settleDatabase } from './database.js';
 import { checkOut, describeCheckout, install } from './previous-commit.js';
 import {
   CONNECTIONS,
@@ -221,8 +221,8 @@ async function main(): Promise<void> {
       servers.push(await start(previous.spec));
       report.against = { commitish: against, sha: previous.sha, nodeModules: previous.nodeModules };
     }
-    for (const spec of BASELINES) servers.push(await start(spec));
-    await seedPets(database.url, PETS);
+    await seedPets(database.url, PETS, { baselines: true });
+    for (const spec of BASELINES) servers.push(await start(spec, { DATABASE_URL: baselineUrl(database.url) }));
     const services = servers.filter((server) => server === ours || server.name === previous?.spec.name);
     const runs = await compare(servers, services, database.url);
     report.runs = runs;
@@ -669,7 +669,7 @@ async function profile(
   const dir = process.env.BENCH_PROFILE_DIR ?? '/tmp/prof';
   await mkdir(dir, { recursive: true });
   const migrating = await start(OURS);
-  await seedPets(databaseUrl, PETS);
+  await seedPets(databaseUrl, PETS, { baselines: true });
   await migrating.stop();
   const scenarios = comparisonScenarios(API_KEY, PETS).filter((scenario) => PROFILED.includes(scenario.name));
   for (const [name, scenario] of PROFILED_SERVERS.flatMap((name) =>
@@ -679,7 +679,10 @@ async function profile(
     // Through NODE_OPTIONS: the service starts from package.json's command, which has no room for flags.
     const spec = [OURS, ...BASELINES].find((each) => each.name === name);
     if (spec === undefined) throw new Error(`BENCH_PROFILE_SERVERS: no server named ${name}`);
-    const server = await start(spec, { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${dir} --cpu-prof-name=${file}` });
+    const server = await start(spec, {
+      NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${dir} --cpu-prof-name=${file}`,
+      ...(spec === OURS ? {} : { DATABASE_URL: baselineUrl(databaseUrl) }),
+    });
     await measure(server, scenario, Math.max(warmupSeconds, 1));
     const from = Number(process.hrtime.bigint() / 1000n);
     const run = await measure(server, scenario, profileSeconds);

@@ -1,8 +1,8 @@
 /**
  * The obvious NestJS app (bench/obvious-nest, its files reused) as the NestJS documentation's
  * production chapters would have it: helmet() from the Security chapter, nestjs-pino's request
- * log at its defaults as the Logger chapter points to. No rate limiter (the bench's 32
- * connections share one key). Env: PORT, HOST, DATABASE_URL, API_KEYS.
+ * log at its defaults as the Logger chapter points to, @nestjs/throttler from the Rate Limiting
+ * chapter (app.module.ts). Env: PORT, HOST, DATABASE_URL, API_KEYS.
  */
 import 'reflect-metadata';
 import { ValidationPipe } from '@nestjs/common';
