@@ -20,6 +20,7 @@ import {
   unavailable,
 } from '../platform/openapi-responses.js';
 import { GET_PET_DEPRECATION, GET_PET_SUNSET } from './deprecation.js';
+import { API_PREFIX } from '../platform/api-prefix.js';
 import { JSON_BODY_LIMIT } from '../platform/json-body.guard.js';
 import { NewPetRequest, PetResponse } from './pet.dto.js';
 
@@ -39,7 +40,7 @@ export const ListPetsDocs = () =>
       schema: { $ref: getSchemaPath('Pets') },
       headers: {
         Link: header(
-          '`</v1/pets?limit=..&cursor=..>; rel="next"` (RFC 8288) when more animals follow; absent on the last page.',
+          `\`<${API_PREFIX}/pets?limit=..&cursor=..>; rel="next"\` (RFC 8288) when more animals follow; absent on the last page.`,
           false,
         ),
         ...rateLimitHeaders(false),
@@ -78,7 +79,7 @@ export const CreatePetDocs = () =>
         'Animal added; the body carries the assigned `id`. Also the replayed answer to a retry with the same Idempotency-Key.',
       type: PetResponse,
       headers: {
-        Location: header('`/v1/pets/{id}` of the new animal.'),
+        Location: header(`\`${API_PREFIX}/pets/{id}\` of the new animal.`),
         'Idempotent-Replayed': header(
           '`true` when this is the stored answer to an earlier request with the same Idempotency-Key.',
           false,

@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Request, Response } from 'express';
 import { ApiError, type ErrorResponse } from './api-error.js';
 import { errorBody, writeErrorBody } from './error-body.js';
+import { pathOf } from './request-path.js';
 import { StoreUnavailableError } from '../../../application/platform/store-unavailable-error.js';
 
 /** Seconds a client should wait before retrying when the database does not answer. */
@@ -51,11 +52,6 @@ function clientErrorMessage(status: number, exception: unknown, request: Request
   if (typeof message === 'string' && message.startsWith('Failed to decode param'))
     return 'Request path is not valid percent-encoded UTF-8';
   return 'Invalid request';
-}
-
-/** The path as the client sent it (under /v1 too), without the query. */
-function pathOf(request: { originalUrl: string }): string {
-  return request.originalUrl.split('?', 1)[0] ?? '';
 }
 
 const logger = new Logger('ErrorFilter');

@@ -7,6 +7,7 @@ import { type DestinationStream, type Logger, pino } from 'pino';
 import pinoPretty, { type MessageFormatFunc } from 'pino-pretty';
 import type { LevelWithSilent } from 'pino';
 import { routeOf } from './metrics.js';
+import { pathOf } from './request-path.js';
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -114,15 +115,6 @@ export const prettyMessage: MessageFormatFunc = (line, messageKey, _levelLabel, 
 
 function textOf(value: unknown): string {
   return typeof value === 'string' || typeof value === 'number' ? String(value) : '';
-}
-
-/** The path asked for, without its query. */
-function pathOf(request: IncomingMessage): string {
-  // Express's originalUrl: `url` has lost the prefix of a router mounted on a path.
-  const originalUrl: unknown = Reflect.get(request, 'originalUrl');
-  const url = typeof originalUrl === 'string' ? originalUrl : (request.url ?? '');
-  const query = url.indexOf('?');
-  return query === -1 ? url : url.slice(0, query);
 }
 
 /** Colour only for a terminal that shows it (Node's check honours NO_COLOR, FORCE_COLOR and TERM). */
