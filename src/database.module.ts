@@ -1,4 +1,5 @@
 import { Logger, Module } from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
 import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { DatabasePool } from './application/platform/database-pool.js';
@@ -52,7 +53,11 @@ class DatabaseServerModule {}
     }),
   ],
   providers: [
-    { provide: TypeOrmReplicas, inject: [DATA_SOURCE, CONFIG, DatabaseServer], useFactory: replicasFor },
+    {
+      provide: TypeOrmReplicas,
+      inject: [DATA_SOURCE, CONFIG, DatabaseServer, SchedulerRegistry],
+      useFactory: replicasFor,
+    },
     { provide: DatabasePool, inject: [DATA_SOURCE], useFactory: (ds: DataSource) => new TypeOrmDatabasePool(ds) },
     { provide: Readiness, inject: [DATA_SOURCE], useFactory: (ds: DataSource) => new DatabaseReadiness(ds) },
     {
@@ -72,11 +77,18 @@ async function databaseServerFor(config: Config): Promise<DatabaseServer> {
   return server;
 }
 
-function replicasFor(ds: DataSource, config: Config, server: DatabaseServer): TypeOrmReplicas {
+function replicasFor(
+  ds: DataSource,
+  config: Config,
+  server: DatabaseServer,
+  scheduler: SchedulerRegistry,
+): TypeOrmReplicas {
   const logger = new Logger('Replicas');
-  return new TypeOrmReplicas(ds, config.databaseReplicaUrls, {
+  const replicas = new TypeOrmReplicas(ds, config.databaseReplicaUrls, {
     maxLagSeconds: config.databaseReplicaMaxLagSeconds,
     optionsFor: (url, waits) => dataSourceOptions(url, server.schema, waits),
     log: (line) => logger.warn(line),
   });
+  replicas.scheduleChecks(scheduler);
+  return replicas;
 }

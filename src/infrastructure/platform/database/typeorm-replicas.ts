@@ -1,4 +1,4 @@
-import { Interval } from '@nestjs/schedule';
+import type { SchedulerRegistry } from '@nestjs/schedule';
 import { DataSource, type DataSourceOptions } from 'typeorm';
 import { type DatabaseWaits, openDataSource } from './database.js';
 import { queryOnce } from './pg-probe.js';
@@ -49,13 +49,15 @@ export class TypeOrmReplicas {
     return this.replicas.length === 0;
   }
 
-  onApplicationBootstrap(): void {
-    void this.checkReplicas();
-  }
-
-  @Interval('replica-checks', REPLICA_CHECK_MS)
-  async checkReplicas(): Promise<void> {
-    if (!this.none) await this.set.checkUnlessChecking();
+  /**
+   * Checks at start, then every REPLICA_CHECK_MS on an interval of @nestjs/schedule's registry,
+   * which the app clears when it closes. Without replicas, nothing is scheduled.
+   */
+  scheduleChecks(scheduler: SchedulerRegistry): void {
+    if (this.none) return;
+    const check = (): void => void this.set.checkUnlessChecking();
+    check();
+    scheduler.addInterval('replica-checks', setInterval(check, REPLICA_CHECK_MS));
   }
 
   async onApplicationShutdown(): Promise<void> {

@@ -1,11 +1,15 @@
 import { dataSourceOptions } from '../../../../src/infrastructure/schema/data-source-options.js';
 import type { DataSource } from 'typeorm';
 import { jest } from '@jest/globals';
+import type { Config } from '@jest/types';
+import { ScheduleModule, SchedulerRegistry } from '@nestjs/schedule';
+import { Test } from '@nestjs/testing';
 import { ReplicaRoutingPetRepository } from '../../../../src/infrastructure/pets/replica-pet-repository.js';
 import { TypeOrmPetRepository } from '../../../../src/infrastructure/pets/typeorm-pet-repository.js';
 import { WalSettledMark } from '../../../../src/infrastructure/pets/typeorm-settled-marks.js';
 import { TypeOrmReplicaPetRepository } from '../../../../src/infrastructure/pets/replica-pet-repository.js';
 import {
+  REPLICA_CHECK_MS,
   REPLICA_READ_DEADLINE_MS,
   TypeOrmReplicas,
 } from '../../../../src/infrastructure/platform/database/typeorm-replicas.js';
@@ -158,3 +162,76 @@ describe('TypeOrmReplicas with ReplicaRoutingPetRepository', () => {
 async function until(condition: () => boolean): Promise<void> {
   while (!condition()) await new Promise((resolve) => setImmediate(resolve));
 }
+
+describe('TypeOrmReplicas.scheduleChecks', () => {
+  // Only the intervals are faked: the pools, the proxy and the checks' deadlines run as they do.
+  const intervalsOnly: Config.FakeTimersConfig = {
+    doNotFake: [
+      'setTimeout',
+      'clearTimeout',
+      'setImmediate',
+      'nextTick',
+      'queueMicrotask',
+      'Date',
+      'performance',
+      'hrtime',
+    ],
+  };
+  const until = async (done: () => boolean): Promise<void> => {
+    while (!done()) await new Promise((resolve) => setTimeout(resolve, 10));
+  };
+
+  it("checks at start and on @nestjs/schedule's interval in an app, and no more once the app has closed", async () => {
+    jest.useFakeTimers(intervalsOnly);
+    const scheduled = new TypeOrmReplicas(database.dataSource, [proxy.url], {
+      maxLagSeconds: 2,
+      optionsFor: (url, waits) => dataSourceOptions(url, database.schema, waits),
+    });
+    const usable = () => scheduled.set.status()[0]?.usable;
+    const app = await Test.createTestingModule({
+      imports: [ScheduleModule.forRoot()],
+      providers: [
+        {
+          provide: TypeOrmReplicas,
+          inject: [SchedulerRegistry],
+          useFactory: (scheduler: SchedulerRegistry) => {
+            scheduled.scheduleChecks(scheduler);
+            return scheduled;
+          },
+        },
+      ],
+    }).compile();
+    let open = true;
+    try {
+      await app.init();
+      await until(() => usable() === true);
+
+      proxy.stall();
+      jest.advanceTimersByTime(REPLICA_CHECK_MS);
+      await until(() => usable() === false);
+      proxy.resume();
+
+      await app.close();
+      open = false;
+      expect(jest.getTimerCount()).toBe(0);
+      jest.advanceTimersByTime(10 * REPLICA_CHECK_MS);
+      expect(usable()).toBe(false);
+    } finally {
+      proxy.resume();
+      if (open) await app.close();
+      jest.useRealTimers();
+    }
+  });
+
+  it('schedules nothing without replicas', () => {
+    const scheduler = new SchedulerRegistry();
+    const none = new TypeOrmReplicas(database.dataSource, [], {
+      maxLagSeconds: 2,
+      optionsFor: (url, waits) => dataSourceOptions(url, database.schema, waits),
+    });
+
+    none.scheduleChecks(scheduler);
+
+    expect(scheduler.getIntervals()).toEqual([]);
+  });
+});
