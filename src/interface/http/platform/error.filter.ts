@@ -85,7 +85,18 @@ export function answerWithError(
   for (const stale of STALE_HEADERS) response.removeHeader(stale);
   // A body the client is still sending is not read to its end just to keep the connection:
   // the connection closes after this answer instead.
-  writeErrorBody(response, body, request.complete ? headers : { ...headers, Connection: 'close' });
+  writeErrorBody(response, body, bodyReceived(request) ? headers : { ...headers, Connection: 'close' });
+}
+
+/**
+ * Nothing more is to come: the body was read, or none was announced. (A request answered while
+ * Node is still parsing its head, by a middleware, is not yet `complete` even without a body.)
+ */
+function bodyReceived(request: IncomingMessage): boolean {
+  return (
+    request.complete ||
+    (request.headers['transfer-encoding'] === undefined && Number(request.headers['content-length'] ?? 0) === 0)
+  );
 }
 
 @Catch()
