@@ -1,5 +1,4 @@
 import { Logger, Module } from '@nestjs/common';
-import { APP_GUARD } from '@nestjs/core';
 import { getRepositoryToken, TypeOrmModule } from '@nestjs/typeorm';
 import type { Repository } from 'typeorm';
 import { ApiKeys } from './application/access/api-keys.js';
@@ -12,14 +11,14 @@ import {
   FlexibleRateLimits,
   NoRateLimits,
 } from './infrastructure/platform/rate-limits/flexible-rate-limits.js';
-import { BearerKeyGuard } from './interface/http/access/bearer-key.guard.js';
+import { BearerKeyMiddleware } from './interface/http/access/bearer-key.middleware.js';
 
 const CONFIG = petstoreConfig.KEY;
 
 /**
- * Who may call, and how often: the API keys (stored as hashes, and API_KEYS), the bearer-key guard
- * in front of every route not marked @Public(), and the rate limits it applies (per key, and failed
- * authentications per client address; in Redis when REDIS_URL is set).
+ * Who may call, and how often: the API keys (stored as hashes, and API_KEYS), the bearer-key
+ * middleware that app.ts puts in front of every path under /v1, and the rate limits it applies (per
+ * key, and failed authentications per client address; in Redis when REDIS_URL is set).
  */
 @Module({
   imports: [TypeOrmModule.forFeature([ApiKeyRecord])],
@@ -31,9 +30,9 @@ const CONFIG = petstoreConfig.KEY;
         new TypeOrmApiKeys(records, config.apiKeys, { seconds: config.apiKeyCacheSeconds, maxEntries: 10_000 }),
     },
     { provide: RateLimits, inject: [CONFIG], useFactory: rateLimitsFor },
-    { provide: APP_GUARD, useClass: BearerKeyGuard },
+    BearerKeyMiddleware,
   ],
-  exports: [ApiKeys, RateLimits],
+  exports: [ApiKeys, RateLimits, BearerKeyMiddleware],
 })
 export class AccessModule {}
 

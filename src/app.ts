@@ -18,14 +18,17 @@ import {
 import { HttpMetrics, observeRequests } from './interface/http/platform/metrics.js';
 import { type Config, petstoreConfig } from './infrastructure/platform/config.js';
 import { ShutdownState } from './interface/http/platform/shutdown-state.js';
+import { BearerKeyMiddleware } from './interface/http/access/bearer-key.middleware.js';
+import { assignRequestId } from './interface/http/platform/logging.js';
+import { answerRefused, RefusedRequestsLog } from './interface/http/platform/refused-requests-log.js';
 import { API_PREFIX } from './interface/http/platform/api-prefix.js';
 
 export { createExpressAdapter };
 
 /**
- * No global body parser: JSON is read after authentication (JsonBodyGuard). Nest's own start-up
- * lines wait for the pino logger; a failed start prints nothing of Nest's and throws, so that
- * main.ts reports it as one line (Nest would otherwise abort the process).
+ * No global body parser: JSON is read after authentication (JsonBodyGuard, on the route). Nest's
+ * own start-up lines wait for the pino logger; a failed start prints nothing of Nest's and throws,
+ * so that main.ts reports it as one line (Nest would otherwise abort the process).
  */
 export const APP_OPTIONS: NestApplicationOptions = {
   bodyParser: false,
@@ -58,6 +61,12 @@ export async function configureApp(app: NestExpressApplication): Promise<NestExp
   app.use(requireHostHeader);
   app.use(answerHeaders(app.get(ShutdownState)));
   app.use(announceGetPetDeprecation);
+  app.use(assignRequestId);
+  // Every path under /v1 needs a key. Checked before any route is looked for (and before the
+  // request log and Nest's own middleware), so that a refusal costs as little as it can; what is
+  // refused is answered here, and counted in the refused-requests log (docs/security.md).
+  const bearerKeys = app.get(BearerKeyMiddleware);
+  app.use(API_PREFIX, bearerKeys.use.bind(bearerKeys), answerRefused(app.get(RefusedRequestsLog)));
   app.setGlobalPrefix(API_PREFIX, { exclude: ['healthz', 'readyz', 'metrics'] });
   serveOpenApi(app, buildOpenApiDocument(app, servers));
   await app.init();

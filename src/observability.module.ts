@@ -7,10 +7,12 @@ import { DatabaseModule } from './database.module.js';
 import { type Config, petstoreConfig } from './infrastructure/platform/config.js';
 import { loggerParams } from './interface/http/platform/logging.js';
 import { HttpMetrics, MetricsController } from './interface/http/platform/metrics.js';
+import { RefusedRequestsLog } from './interface/http/platform/refused-requests-log.js';
 
 /**
- * What operators read: the request log (nestjs-pino) and the Prometheus metrics at /metrics, whose
- * registry the products add their own metrics to (HttpMetrics.registry).
+ * What operators read: the request log (nestjs-pino, and the refused requests counted per client
+ * address) and the Prometheus metrics at /metrics, whose registry the products add their own
+ * metrics to (HttpMetrics.registry).
  */
 @Module({
   imports: [
@@ -28,7 +30,8 @@ import { HttpMetrics, MetricsController } from './interface/http/platform/metric
       useFactory: (pool: DatabasePool, readiness: Readiness, replicas: ReplicaStatus) =>
         new HttpMetrics({ pool, readiness, replicas }),
     },
+    RefusedRequestsLog,
   ],
-  exports: [HttpMetrics],
+  exports: [HttpMetrics, RefusedRequestsLog],
 })
 export class ObservabilityModule {}

@@ -92,6 +92,18 @@ describe('authentication comes before validation and lookup', () => {
     expect(response.status).toBe(401);
   });
 
+  it.each([
+    ['GET', '/v1/nowhere'],
+    ['GET', '/v1'],
+    ['GET', '/v1/pets/1/photos'],
+    ['PATCH', '/v1/pets/1'],
+  ])('answers 401, not 404 or 405, to a keyless %s %s: no route is looked for without a key', async (method, path) => {
+    const response = await call(method, path);
+
+    expect(response.status).toBe(401);
+    expect(await response.json()).toEqual(MISSING);
+  });
+
   it('answers 401, not 400, for invalid query parameters', async () => {
     expect((await call('GET', '/v1/pets?limit=0&status=lost')).status).toBe(401);
   });

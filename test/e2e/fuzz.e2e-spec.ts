@@ -1406,8 +1406,12 @@ function buildOther(plan: OtherPlan): Built {
   if (wire.transport === 'http' && /[^\x21-\x7e]/.test(wire.target))
     return { ...base, expected: [400], why: 'raw bytes Node refuses in the path' };
   const path = target?.replace(/[?#].*$/s, '') ?? null;
-  if (path !== null && (UNROUTED.includes(path) || path.startsWith('/x/')))
+  if (path !== null && (UNROUTED.includes(path) || path.startsWith('/x/'))) {
+    // Every path under /v1 needs a key, whether a route serves it or not.
+    if (!plan.auth.valid && (path === '/v1' || path.startsWith('/v1/')))
+      return { ...base, expected: [401], why: 'no valid key, under /v1' };
     return { ...base, expected: [404], why: 'a path no route serves' };
+  }
   const route = petsRoute(target);
   if (route === null) return { ...base, expected: null, why: 'some other path' };
   if (route.route === 'item' && (sentMethod === 'GET' || sentMethod === 'HEAD')) {

@@ -60,7 +60,7 @@ export class PetsController {
     return page.pets.map(toPetResponse);
   }
 
-  /** The body is read by JsonBodyGuard, after the bearer-key guard: a caller without a key gets 401 whatever it sent. */
+  /** The body is read by JsonBodyGuard, after authentication: a caller without a key gets 401 whatever it sent. */
   @Post()
   @HttpCode(201)
   @UseGuards(JsonBodyGuard)

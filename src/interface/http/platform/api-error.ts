@@ -19,7 +19,8 @@ export type ErrorStatus = keyof typeof ERROR_CODES;
 export type ErrorCode = (typeof ERROR_CODES)[ErrorStatus];
 
 /**
- * An HTTP-only failure raised at the edge (guard, pipes, controller); written as is by the filter.
+ * An HTTP-only failure raised at the edge (authentication, guards, pipes, controller); written as
+ * is by the filter, or by the error handler behind authentication.
  * An expected answer, not a bug, so not an Error: an Error captures a stack trace when it is
  * built, which nothing would read and which is the dearest part of a refused request.
  */

@@ -7,7 +7,6 @@ import { ReplicaStatus } from '../../../application/platform/replica-status.js';
 import { StoreUnavailableError } from '../../../application/platform/store-unavailable-error.js';
 import { WarmUp } from '../../../application/platform/warm-up.js';
 import { ApiError } from './api-error.js';
-import { Public } from './public.js';
 import { ShutdownState } from './shutdown-state.js';
 
 /** How long /readyz waits for the warm-up (a first settled mark) before it answers 503. */
@@ -18,7 +17,6 @@ const WARM_UP_WAIT_MS = 1000;
  * is not draining for shutdown, it has warmed up (WarmUp: the pets' first settled mark), and the primary database answers, or a replica serves reads while it does not (else
  * 503 unavailable).
  */
-@Public()
 @ApiExcludeController()
 @Controller()
 export class HealthController {

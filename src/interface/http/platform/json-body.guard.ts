@@ -19,9 +19,9 @@ const DECODERS = new Map<string, () => NodeJS.ReadWriteStream>([
  * Reads the JSON body of the routes that take one, and lets the request through only with a JSON
  * object: 415 for another media type or charset, 413 over 16 KiB, 400 for anything else.
  *
- * A guard, on the route, because guards run after the global bearer-key guard (Nest runs Express
- * middleware before any guard, so a body parser there would read bodies for callers without a
- * key): a caller without a valid key gets 401 whatever its body, and nothing is read for it. Not
+ * A guard, on the route, because the routes run after authentication (the bearer-key middleware,
+ * in front of every path under /v1; a global body parser would read bodies before it): a caller
+ * without a valid key gets 401 whatever its body, and nothing is read for it. Not
  * an interceptor: a route with any interceptor pays for Nest's rxjs plumbing on every request,
  * ~10% of a create in the CPU profile.
  */

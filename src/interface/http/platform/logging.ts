@@ -16,7 +16,24 @@ export type LogSettings = { level: LevelWithSilent; pretty: boolean };
 type HttpLogOptions = NonNullable<Options<IncomingMessage, ServerResponse>>;
 
 /**
- * nestjs-pino (pino-http underneath): Nest's own lines and one line per request. JSON lines on
+ * The request id: the client's X-Request-Id when sane, else a new one; always echoed. Given at the
+ * edge, before authentication, so that a refused request carries one too.
+ */
+export function assignRequestId(request: IncomingMessage, response: ServerResponse, next: () => void): void {
+  request.id = requestIdOf(request, response);
+  next();
+}
+
+function requestIdOf(request: IncomingMessage, response: ServerResponse): string {
+  const given = request.headers['x-request-id'];
+  const id = typeof given === 'string' && SANE_REQUEST_ID.test(given) ? given : randomUUID();
+  response.setHeader('X-Request-Id', id);
+  return id;
+}
+
+/**
+ * nestjs-pino (pino-http underneath): Nest's own lines and one line per request (a request that
+ * authentication refuses is counted by RefusedRequestsLog instead). JSON lines on
  * stdout by default; `pretty` (for people) turns the same lines into one coloured line each. The
  * request line holds the request id, method, route pattern, status and duration, nothing else: no
  * headers (Authorization), no query, no body.
@@ -28,13 +45,9 @@ export function loggerParams(
 ): Params {
   const options: HttpLogOptions = {
     level: log.level,
-    // The client's X-Request-Id when sane, else a new one; always echoed.
-    genReqId: (request: IncomingMessage, response: ServerResponse) => {
-      const given = request.headers['x-request-id'];
-      const id = typeof given === 'string' && SANE_REQUEST_ID.test(given) ? given : randomUUID();
-      response.setHeader('X-Request-Id', id);
-      return id;
-    },
+    // assignRequestId() has given every request its id at the edge, and pino-http keeps an id it
+    // finds; this is for a request that did not pass there.
+    genReqId: requestIdOf,
     customLogLevel: (_request, response, error) =>
       error !== undefined || response.statusCode >= 500 ? 'error' : 'info',
     customSuccessMessage: () => 'request',

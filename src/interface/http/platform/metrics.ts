@@ -6,7 +6,6 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import { DatabasePool } from '../../../application/platform/database-pool.js';
 import { Readiness } from '../../../application/platform/readiness.js';
 import { ReplicaStatus } from '../../../application/platform/replica-status.js';
-import { Public } from './public.js';
 import { RATE_LIMIT_POLICIES, type RateLimitPolicy } from '../../../application/platform/rate-limits.js';
 
 /** The policy a 429 names in its RateLimit header, or `unknown` for one that names none. */
@@ -158,7 +157,7 @@ export type ObservedResponse = {
   once(event: 'close', listener: () => void): unknown;
 };
 
-/** Observes every request, whatever answers it (a route, the guard, a 404 outside /v1). */
+/** Observes every request, whatever answers it (a route, authentication, a 404 outside /v1). */
 export function observeRequests(metrics: HttpMetrics) {
   return (request: ObservedRequest, response: ObservedResponse, next: NextFunction): void => {
     const started = process.hrtime.bigint();
@@ -203,7 +202,6 @@ export function routeOf(request: object): string {
  * without credentials, and it carries only counts and timings (no ids, keys or paths). Block it
  * at the edge if the port is public.
  */
-@Public()
 @ApiExcludeController()
 @Controller()
 export class MetricsController {

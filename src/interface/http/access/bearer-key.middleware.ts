@@ -1,15 +1,20 @@
 import { hash } from 'node:crypto';
-import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
-import { Reflector } from '@nestjs/core';
-import type { Request, Response } from 'express';
+import { Injectable, type NestMiddleware } from '@nestjs/common';
+import type { Response } from 'express';
 import { LRUCache } from 'lru-cache';
 import { ApiKeys } from '../../../application/access/api-keys.js';
 import { RateLimits, type RateLimitState } from '../../../application/platform/rate-limits.js';
 import { ApiError } from '../platform/api-error.js';
 import type { AuthenticatedRequest } from '../platform/caller.decorator.js';
-import { IS_PUBLIC } from '../platform/public.js';
+import { clientAddress } from '../platform/client-address.js';
 
 const REALM = 'Bearer realm="petstore"';
+
+/** The same on every request: built once. RFC 6750 section 3: a challenge on every 401. */
+const MISSING_KEY = new ApiError(401, 'Missing API key: send Authorization: Bearer <key>', {
+  'WWW-Authenticate': REALM,
+});
+const INVALID_KEY = new ApiError(401, 'Invalid API key', { 'WWW-Authenticate': `${REALM}, error="invalid_token"` });
 
 /**
  * How long a key that proved valid in a store lookup may still spend a lookup from a blocked
@@ -19,41 +24,36 @@ const REALM = 'Bearer realm="petstore"';
 const VOUCHED_SECONDS = 600;
 
 /**
- * `Authorization: Bearer <key>` (scheme case-insensitive) on every route not marked @Public(),
- * and the rate limits: per API key once authenticated, per client address for wrong keys (so keys
- * cannot be guessed at speed). Only a presented key that is wrong counts as a failure; a request
- * without a key costs nothing. Past the failure limit, an address's unknown keys get 429 without
- * a store lookup; a key ApiKeys recognises, or one vouched for by a recent lookup, is answered as usual.
+ * `Authorization: Bearer <key>` (scheme case-insensitive) on every path under /v1, and the rate
+ * limits: per API key once authenticated, per client address for wrong keys (so keys cannot be
+ * guessed at speed). Only a presented key that is wrong counts as a failure; a request without a
+ * key costs nothing. Past the failure limit, an address's unknown keys get 429 without a store
+ * lookup; a key ApiKeys recognises, or one vouched for by a recent lookup, is answered as usual.
+ * A refusal is an ApiError, passed to the error handler app.ts puts behind it.
+ *
+ * A middleware at the edge (app.ts), not a guard: it runs before any route is looked for, the
+ * request log's and Nest's own middleware included, so that a refusal, the commonest answer under
+ * a flood of wrong keys, costs as little as it can (docs/security.md).
  */
 @Injectable()
-export class BearerKeyGuard implements CanActivate {
+export class BearerKeyMiddleware implements NestMiddleware<AuthenticatedRequest, Response> {
   constructor(
     private readonly apiKeys: ApiKeys,
     private readonly rateLimits: RateLimits,
-    private readonly reflector: Reflector,
   ) {}
-
-  /** Whether a route is @Public() never changes: looked up once per handler, not per request. */
-  private readonly publicHandlers = new WeakMap<object, boolean>();
 
   /** SHA-256 of keys a store lookup accepted (never the keys); a guess never gets in. */
   private readonly vouched = new LRUCache<string, true>({ max: 10_000, ttl: VOUCHED_SECONDS * 1000 });
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
-    const handler = context.getHandler();
-    let isPublic = this.publicHandlers.get(handler);
-    if (isPublic === undefined) {
-      isPublic = this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [handler, context.getClass()]) === true;
-      this.publicHandlers.set(handler, isPublic);
-    }
-    if (isPublic) return true;
-    const http = context.switchToHttp();
-    const request = http.getRequest<AuthenticatedRequest>();
-    const response = http.getResponse<Response>();
+  /** A refusal goes to `next(error)`; a request without a key is refused at once, without a promise. */
+  use(request: AuthenticatedRequest, response: Response, next: (error?: unknown) => void): void {
     const key = bearerKey(request.headers.authorization);
-    // RFC 6750 section 3: a challenge on every 401. No key is no guess: it counts toward no limit.
-    if (key === null)
-      throw new ApiError(401, 'Missing API key: send Authorization: Bearer <key>', { 'WWW-Authenticate': REALM });
+    // No key is no guess: it counts toward no limit.
+    if (key === null) return next(MISSING_KEY);
+    this.authenticate(key, request, response).then(() => next(), next);
+  }
+
+  private async authenticate(key: string, request: AuthenticatedRequest, response: Response): Promise<void> {
     const caller = this.apiKeys.recognise(key) ?? (await this.lookUp(key, clientAddress(request), response));
     const state = await this.rateLimits.hitKey(caller);
     if (state !== null) {
@@ -61,7 +61,6 @@ export class BearerKeyGuard implements CanActivate {
       if (state.refused) throw tooManyRequests(state, 'Rate limit exceeded for this API key');
     }
     request.caller = caller;
-    return true;
   }
 
   /** A key not recognised without the store: looked up unless its address is blocked; a wrong one counts. */
@@ -85,12 +84,8 @@ export class BearerKeyGuard implements CanActivate {
       setRateLimitHeaders(response, failures);
       if (failures.refused) throw tooManyRequests(failures, 'Too many failed authentications from this address');
     }
-    throw new ApiError(401, 'Invalid API key', { 'WWW-Authenticate': `${REALM}, error="invalid_token"` });
+    throw INVALID_KEY;
   }
-}
-
-function clientAddress(request: Request): string {
-  return request.ip ?? request.socket.remoteAddress ?? 'unknown';
 }
 
 /**
