@@ -40,7 +40,10 @@ describe('the log on a terminal', () => {
         body: JSON.stringify({ name: 'Rex', categoryId: 1 }),
       });
       await fetch(`http://127.0.0.1:${port}/v1/pets/999999`, {
-        headers: { Authorization: 'Bearer not-the-key', 'X-Request-Id': 'terminal-3' },
+        headers: { Authorization: `Bearer ${key}`, 'X-Request-Id': 'terminal-3' },
+      });
+      await fetch(`http://127.0.0.1:${port}/v1/pets`, {
+        headers: { Authorization: 'Bearer not-the-key', 'X-Request-Id': 'terminal-4' },
       });
       await until(() => lines().filter((line) => line.includes(' /v1/')).length >= 3, 'three request lines');
       child.stdin?.write('\x03');
@@ -50,12 +53,16 @@ describe('the log on a terminal', () => {
       const listening = all.findIndex((line) => / INFO: \[Main\] Pet Store listening on http:/.test(line));
       expect(listening).toBeGreaterThanOrEqual(0);
       expect(all.findIndex((line) => line.startsWith('No API key existed'))).toBeGreaterThan(listening);
-      // Each request is one line, and nothing else is written for it.
+      // Each request is one line, and nothing else is written for it; a refused one is counted per
+      // client address instead, in a line written every 10 s and at shutdown.
       const requests = all.filter((line) => line.includes(' /v1/'));
       expect(requests.map((line) => REQUEST_LINE.exec(line)?.slice(2))).toEqual([
         ['GET', '/v1/pets', '200', 'terminal-1'],
         ['POST', '/v1/pets', '201', 'terminal-2'],
-        ['GET', '/v1/pets/999999', '401', 'terminal-3'],
+        ['GET', '/v1/pets/999999', '404', 'terminal-3'],
+      ]);
+      expect(all.filter((line) => line.includes('[RefusedRequests]'))).toEqual([
+        expect.stringMatching(/ INFO: \[RefusedRequests\] requests refused .*"address":"127\.0\.0\.1".*"401":1/),
       ]);
       // The readiness probes' lines too.
       expect(all.filter((line) => / (GET|POST) \//.test(line) && !REQUEST_LINE.test(line))).toEqual([]);
@@ -69,9 +76,10 @@ describe('the log on a terminal', () => {
       // Coloured: the level, and the status by its class.
       const raw = output.stdout().split(/\r?\n/);
       expect(raw.find((line) => line.includes('id=terminal-1'))).toContain(`${ESC}[32m200${ESC}[`);
-      expect(raw.find((line) => line.includes('id=terminal-3'))).toContain(`${ESC}[33m401${ESC}[`);
+      expect(raw.find((line) => line.includes('id=terminal-3'))).toContain(`${ESC}[33m404${ESC}[`);
       expect(raw.find((line) => line.includes('id=terminal-3'))).toContain(`${ESC}[32mINFO${ESC}[39m`);
       expect(output.stdout()).not.toContain('not-the-key');
+      expect(output.stdout()).not.toContain('terminal-4');
     } finally {
       child.kill('SIGKILL');
       await removeEmbeddedPostgres(dataDir);
