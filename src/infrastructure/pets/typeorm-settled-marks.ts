@@ -7,10 +7,13 @@ import { fromBigint } from '../platform/database/bigint.js';
 import { IDLE_IN_TRANSACTION_MS, STATEMENT_TIMEOUT_MS } from '../platform/database/database.js';
 import { translateStoreErrors } from '../platform/database/store-errors.js';
 import { ON_PETS_LOCK, prepared } from './typeorm-pet-repository.js';
+import { type Clock, SYSTEM_CLOCK } from './clock.js';
+import { type LookBoard, SHARED_LOOK_OPTIONS, SharedLooks } from './shared-looks.js';
 
 // The settled marks: SharedSettledMarks shares one look at a time among an instance's requests and
 // waits for the creates each look found in flight (tested on its own with a fake look and clock);
-// TypeOrmSettledMarks gives it the look, one statement on the primary.
+// TypeOrmSettledMarks gives it the look, one statement on the primary, shared with the other
+// instances when it has a look board (shared-looks.ts).
 
 /**
  * A mark with the WAL position at which every pet up to it was committed: a replica that has
@@ -43,24 +46,6 @@ export type SharedMarksOptions = {
   /** The first pause between looks while marks wait for holders; it doubles up to `maxPollMs`. */
   minPollMs: number;
   maxPollMs: number;
-};
-
-export type Clock = {
-  now(): number;
-  /** Resolves after `ms`, or as soon as `wake` does. */
-  sleep(ms: number, wake: Promise<void>): Promise<void>;
-};
-
-export const SYSTEM_CLOCK: Clock = {
-  now: () => performance.now(),
-  sleep: (ms, wake) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      void wake.then(() => {
-        clearTimeout(timer);
-        resolve();
-      });
-    }),
 };
 
 type Caller = { askedAt: number; resolve(mark: WalSettledMark): void; reject(error: unknown): void };
@@ -194,10 +179,35 @@ const LOOK = prepared(
   SELECT up_to_id::text, holders, pg_current_wal_lsn()::text AS position FROM holding`,
 );
 
-/** Settled marks read on the primary, shared by the requests of this instance (SharedSettledMarks). */
+export type TypeOrmMarksOptions = {
+  options?: SharedMarksOptions;
+  events?: SettledMarkEvents;
+  /** Where the instances share their looks (Redis); without one, this instance looks for itself. */
+  board?: LookBoard<MarkSnapshot> | null;
+  /** Where a change in the sharing is said: Redis failing, and answering again. */
+  log?: (line: string) => void;
+};
+
+/**
+ * Settled marks read on the primary, shared by the requests of this instance (SharedSettledMarks)
+ * and, with a look board, by the instances (SharedLooks).
+ */
 export class TypeOrmSettledMarks extends SharedSettledMarks {
-  constructor(primary: DataSource, options = MARK_OPTIONS, events: SettledMarkEvents = NO_MARK_EVENTS) {
-    super(() => translateStoreErrors(() => look(primary)), options, SYSTEM_CLOCK, events);
+  private readonly between: SharedLooks<MarkSnapshot> | null;
+
+  constructor(
+    primary: DataSource,
+    { options = MARK_OPTIONS, events = NO_MARK_EVENTS, board = null, log = () => undefined }: TypeOrmMarksOptions = {},
+  ) {
+    const ownLook = (): Promise<MarkSnapshot> => translateStoreErrors(() => look(primary));
+    const between = board === null ? null : new SharedLooks(board, ownLook, SHARED_LOOK_OPTIONS, SYSTEM_CLOCK, log);
+    super(between?.look ?? ownLook, options, SYSTEM_CLOCK, events);
+    this.between = between;
+  }
+
+  /** Null while the looks are shared as configured, else what the instance does without. */
+  degradation(): string | null {
+    return this.between?.degradation() ?? null;
   }
 }
 
