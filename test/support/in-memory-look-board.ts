@@ -1,9 +1,6 @@
 import type { LookAnswer, LookBoard } from '../../src/infrastructure/pets/shared-looks.js';
-import type { MarkSnapshot } from '../../src/infrastructure/pets/typeorm-settled-marks.js';
 import { REDIS_COMMAND_TIMEOUT_MS } from '../../src/infrastructure/platform/rate-limits/flexible-rate-limits.js';
 import type { TestClock } from './test-clock.js';
-
-type Answer = LookAnswer<MarkSnapshot>;
 
 /**
  * The look board as Redis keeps it (redis-look-board.ts's scripts), in memory, on the test's clock:
@@ -21,20 +18,20 @@ export class InMemoryLookRedis {
   /** Published answers are dropped: a subscription that missed them. */
   losing = false;
   /** Published answers wait here until `deliverHeld()`: late. */
-  held: Answer[] | null = null;
+  held: LookAnswer[] | null = null;
   /** Every answer published, in order. */
-  readonly published: Answer[] = [];
+  readonly published: LookAnswer[] = [];
   private asks: string[] = [];
   private asksUntil = 0;
   private lease: { looker: string; until: number } | null = null;
-  private readonly listeners: ((answer: Answer) => void)[] = [];
+  private readonly listeners: ((answer: LookAnswer) => void)[] = [];
 
   constructor(
     private readonly clock: TestClock,
     readonly leaseMs = 1000,
   ) {}
 
-  boardFor(): LookBoard<MarkSnapshot> {
+  boardFor(): LookBoard {
     return {
       ask: (id, looker) => this.command(() => this.ask(id, looker)),
       answer: (answer, looker, then) => this.command(() => this.answer(answer, looker, then)),
@@ -74,13 +71,9 @@ export class InMemoryLookRedis {
     return this.asks.splice(0);
   }
 
-  private answer(
-    answer: Answer,
-    looker: string,
-    { publish, keep }: { publish: boolean; keep: boolean },
-  ): string[] | null {
+  private answer(answer: LookAnswer, looker: string, { keep }: { keep: boolean }): string[] | null {
     this.expire();
-    if (publish) this.publish(answer);
+    this.publish(answer);
     if (this.lease?.looker !== looker) return null;
     if (this.asks.length === 0 && !keep) {
       this.lease = null;
@@ -90,14 +83,15 @@ export class InMemoryLookRedis {
     return this.asks.splice(0);
   }
 
-  private publish(answer: Answer): void {
+  /** Publishes on the board's channel, as any writer to it can. */
+  publish(answer: LookAnswer): void {
     this.published.push(answer);
     if (this.losing) return;
     if (this.held !== null) this.held.push(answer);
     else this.deliver(answer);
   }
 
-  private deliver(answer: Answer): void {
+  private deliver(answer: LookAnswer): void {
     // On another connection: after the command's own reply.
     void Promise.resolve().then(() => {
       for (const listener of this.listeners) listener(structuredClone(answer));

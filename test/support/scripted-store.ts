@@ -1,4 +1,4 @@
-import type { MarkSnapshot } from '../../src/infrastructure/pets/typeorm-settled-marks.js';
+import type { MarkSnapshot } from '../../src/infrastructure/pets/mark-snapshot.js';
 import type { TestClock } from './test-clock.js';
 
 /**

@@ -1,8 +1,8 @@
 import { Redis } from 'ioredis';
+import pTimeout from 'p-timeout';
 import { connectRedis } from '../platform/rate-limits/flexible-rate-limits.js';
 import { propertyOf } from '../platform/property-of.js';
 import type { LookAnswer, LookBoard } from './shared-looks.js';
-import type { MarkSnapshot } from './typeorm-settled-marks.js';
 
 /**
  * How long a looker holds the lease without answering: far longer than a look takes, so that one
@@ -10,6 +10,8 @@ import type { MarkSnapshot } from './typeorm-settled-marks.js';
  * others' sharing briefly: meanwhile each instance looks itself (SharedLooks' answer wait).
  */
 export const LOOK_LEASE_MS = 1000;
+/** How long a starting instance waits for its subscription before it reads its first mark (itself, if Redis is away). */
+export const LOOK_BOARD_START_MS = 1000;
 
 // Each script runs whole on the Redis server, so an ask is either taken by the look about to begin
 // or left for the next one. The asks expire with the lease: asks no looker takes do not pile up.
@@ -23,7 +25,7 @@ local asks = redis.call('LRANGE', KEYS[1], 0, -1)
 redis.call('DEL', KEYS[1])
 return asks`;
 const ANSWER = `
-if ARGV[4] ~= '' then redis.call('PUBLISH', ARGV[3], ARGV[4]) end
+redis.call('PUBLISH', ARGV[3], ARGV[4])
 if redis.call('GET', KEYS[2]) ~= ARGV[1] then return false end
 local asks = redis.call('LRANGE', KEYS[1], 0, -1)
 if #asks == 0 and ARGV[5] ~= 'keep' then
@@ -39,11 +41,11 @@ return asks`;
  * the answers. `namespace` is the database's own (a shared secret kept in it): instances of
  * another database on the same Redis never share its looks.
  */
-export class RedisLookBoard implements LookBoard<MarkSnapshot> {
+export class RedisLookBoard implements LookBoard {
   private readonly asks: string;
   private readonly lease: string;
   private readonly channel: string;
-  private readonly listeners: ((answer: LookAnswer<MarkSnapshot>) => void)[] = [];
+  private readonly listeners: ((answer: LookAnswer) => void)[] = [];
 
   constructor(
     private readonly commands: Redis,
@@ -71,21 +73,16 @@ export class RedisLookBoard implements LookBoard<MarkSnapshot> {
     return asksOf(await this.commands.eval(ASK, 2, this.asks, this.lease, id, looker, this.leaseMs));
   }
 
-  async answer(
-    answer: LookAnswer<MarkSnapshot>,
-    looker: string,
-    { publish, keep }: { publish: boolean; keep: boolean },
-  ): Promise<string[] | null> {
-    const message = publish ? JSON.stringify(answer) : '';
+  async answer(answer: LookAnswer, looker: string, { keep }: { keep: boolean }): Promise<string[] | null> {
     const reply = await this.commands.eval(
       ANSWER,
       2,
-      ...[this.asks, this.lease, looker, this.leaseMs, this.channel, message, keep ? 'keep' : 'give up'],
+      ...[this.asks, this.lease, looker, this.leaseMs, this.channel, JSON.stringify(answer), keep ? 'keep' : 'give up'],
     );
     return asksOf(reply);
   }
 
-  onAnswer(listener: (answer: LookAnswer<MarkSnapshot>) => void): void {
+  onAnswer(listener: (answer: LookAnswer) => void): void {
     this.listeners.push(listener);
   }
 
@@ -114,19 +111,26 @@ export class RedisLookBoard implements LookBoard<MarkSnapshot> {
 }
 
 /**
- * A board on the Redis at `url`: its commands fail at once while Redis is away (connectRedis), and
- * its subscription comes back with the connection.
+ * A board on the Redis at `url`, whether Redis answers or not: its commands fail at once while
+ * Redis is away (connectRedis), so that the instance looks itself meanwhile, and its subscription
+ * waits for Redis however long it is away, and comes back with every reconnection. Resolves once
+ * subscribed, or after LOOK_BOARD_START_MS.
  */
-export function openRedisLookBoard(
+export async function openRedisLookBoard(
   url: string,
   namespace: string,
   log: (line: string) => void,
 ): Promise<RedisLookBoard> {
   const commands = connectRedis(url);
-  const subscriber = new Redis(url, { connectTimeout: 2000, maxRetriesPerRequest: 1 });
+  const subscriber = new Redis(url, { connectTimeout: 2000, maxRetriesPerRequest: null });
   // A failure shows in SharedLooks' log line and in /readyz; the clients reconnect on their own.
   for (const client of [commands, subscriber]) client.on('error', () => undefined);
-  return new RedisLookBoard(commands, subscriber, namespace, LOOK_LEASE_MS, log).open();
+  const board = new RedisLookBoard(commands, subscriber, namespace, LOOK_LEASE_MS, log);
+  const subscribing = board
+    .open()
+    .catch((error: unknown) => log(`Settled marks: no subscription to the looks' answers: ${String(error)}`));
+  await pTimeout(subscribing, { milliseconds: LOOK_BOARD_START_MS, fallback: () => undefined });
+  return board;
 }
 
 function asksOf(reply: unknown): string[] | null {
@@ -136,7 +140,7 @@ function asksOf(reply: unknown): string[] | null {
   return reply;
 }
 
-function answerOf(message: string): LookAnswer<MarkSnapshot> | null {
+function answerOf(message: string): LookAnswer | null {
   let parsed: unknown;
   try {
     parsed = JSON.parse(message);
@@ -150,8 +154,12 @@ function answerOf(message: string): LookAnswer<MarkSnapshot> | null {
   const upToId = propertyOf(snapshot, 'upToId');
   const holders = propertyOf(snapshot, 'holders');
   const position = propertyOf(snapshot, 'position');
+  const look = propertyOf(snapshot, 'look');
   if (typeof upToId !== 'number' || typeof position !== 'string') return null;
   if (!Array.isArray(holders) || !holders.every((holder) => typeof holder === 'string')) return null;
-  const checked: MarkSnapshot = { upToId, holders, position };
-  return { asks, snapshot: checked };
+  if (look === undefined) return { asks, snapshot: { upToId, holders, position } };
+  const looker = propertyOf(look, 'looker');
+  const seq = propertyOf(look, 'seq');
+  if (typeof looker !== 'string' || typeof seq !== 'number') return null;
+  return { asks, snapshot: { upToId, holders, position, look: { looker, seq } } };
 }

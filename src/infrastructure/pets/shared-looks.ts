@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from './clock.js';
+import type { MarkSnapshot } from './mark-snapshot.js';
 
 // The settled marks' looks shared by the instances (docs/internals.md, "Exact paging"): one
-// instance looks at a time, for every instance that asked before its look began. What a look
-// reads (a MarkSnapshot) is the caller's business.
+// instance looks at a time, for every instance that asked before its look began.
 
-export type LookAnswer<Snapshot> = { asks: string[]; snapshot: Snapshot | null };
+/** One look, published with the asks it answers; its snapshot null when the look failed. */
+export type LookAnswer = { asks: string[]; snapshot: MarkSnapshot | null };
 
 /**
  * Where the instances put their asks and publish their looks (Redis: redis-look-board.ts). An ask
@@ -13,7 +14,7 @@ export type LookAnswer<Snapshot> = { asks: string[]; snapshot: Snapshot | null }
  * began after the ask was put: no counter or clock orders asks and looks, and a board that loses
  * its state (a restart, a failover) loses asks, never that order.
  */
-export type LookBoard<Snapshot> = {
+export type LookBoard = {
   /**
    * Puts the ask on the board. When no other instance holds the lease to look, `looker` takes it
    * (or keeps it: a lease taken by a command whose reply was lost is its own) and gets the asks on
@@ -22,18 +23,13 @@ export type LookBoard<Snapshot> = {
    */
   ask(id: string, looker: string): Promise<string[] | null>;
   /**
-   * Publishes the answer when `publish` (an answer only to the looker's own asks need not travel).
-   * Then, while `looker` holds the lease, takes the asks put since, for its next look. With none,
-   * the lease is kept when `keep` (the looker has asks of its own left: the answer is []), else
-   * given up. Null when the looker no longer holds it.
+   * Publishes the answer to every instance. Then, while `looker` holds the lease, takes the asks
+   * put since, for its next look. With none, the lease is kept when `keep` (the looker has asks of
+   * its own left: the answer is []), else given up. Null when the looker no longer holds it.
    */
-  answer(
-    answer: LookAnswer<Snapshot>,
-    looker: string,
-    then: { publish: boolean; keep: boolean },
-  ): Promise<string[] | null>;
+  answer(answer: LookAnswer, looker: string, then: { keep: boolean }): Promise<string[] | null>;
   /** Every answer published from now on, by any instance. One may come late, or never. */
-  onAnswer(listener: (answer: LookAnswer<Snapshot>) => void): void;
+  onAnswer(listener: (answer: LookAnswer) => void): void;
   /** False while published answers cannot arrive (the board's subscription is down). */
   listening(): boolean;
 };
@@ -51,17 +47,17 @@ export type SharedLookOptions = {
 
 export const SHARED_LOOK_OPTIONS: SharedLookOptions = { answerWaitMs: 250, retryMs: 1000 };
 
-type Outcome<Snapshot> = { snapshot: Snapshot } | { error: unknown } | { lookYourself: true };
+type Outcome = { snapshot: MarkSnapshot } | { error: unknown } | { lookYourself: true };
 
 /** One ask of this instance, until its outcome arrives. */
-class Ask<Snapshot> {
-  outcome: Outcome<Snapshot> | null = null;
+class Ask {
+  outcome: Outcome | null = null;
   /** Taken by this instance's own look, which the ask waits for however long it takes. */
   lookedHere = false;
   private readonly arrival = Promise.withResolvers<void>();
   readonly arrived = this.arrival.promise;
 
-  settle(outcome: Outcome<Snapshot>): void {
+  settle(outcome: Outcome): void {
     this.outcome = outcome;
     this.arrival.resolve();
   }
@@ -69,22 +65,26 @@ class Ask<Snapshot> {
 
 /**
  * Looks at the store shared by the instances through a LookBoard: `look()` resolves with a snapshot
- * read by a look that began after it was called, on this instance or another. While the board
- * fails, or an answer does not come in time, this instance looks itself, as it would alone.
+ * read by a look that began after it was called, on this instance or another. Every look made for
+ * the board is published, numbered (LookOrder), to every instance: `onLook` hears them. While the
+ * board fails, or an answer does not come in time, this instance looks itself, as it would alone.
  */
-export class SharedLooks<Snapshot> {
+export class SharedLooks {
   /** This instance on the board: its asks and its lease carry it. */
   readonly instance = randomUUID();
   private asked = 0;
-  private readonly waiting = new Map<string, Ask<Snapshot>>();
+  private readonly waiting = new Map<string, Ask>();
+  /** The looks this instance made for the board, numbered one after another. */
+  private looked = 0;
+  private readonly lookListeners: ((snapshot: MarkSnapshot) => void)[] = [];
   /** When the board last failed; null while it works. */
   private failedAt: number | null = null;
   /** While this instance looks for the asks it took: those taken meanwhile, for its next look. */
   private nextLook: string[] | null = null;
 
   constructor(
-    private readonly board: LookBoard<Snapshot>,
-    private readonly ownLook: () => Promise<Snapshot>,
+    private readonly board: LookBoard,
+    private readonly ownLook: () => Promise<MarkSnapshot>,
     private readonly options: SharedLookOptions,
     private readonly clock: Clock,
     private readonly log: (line: string) => void,
@@ -92,10 +92,10 @@ export class SharedLooks<Snapshot> {
     board.onAnswer((answer) => this.answered(answer));
   }
 
-  readonly look = async (): Promise<Snapshot> => {
+  readonly look = async (): Promise<MarkSnapshot> => {
     if (!this.shares()) return this.ownLook();
     const id = `${this.instance}/${++this.asked}`;
-    const ask = new Ask<Snapshot>();
+    const ask = new Ask();
     this.waiting.set(id, ask);
     if (this.nextLook !== null) {
       // This instance looks already: its next look begins after this ask, and answers it.
@@ -122,6 +122,11 @@ export class SharedLooks<Snapshot> {
     return outcome.snapshot;
   };
 
+  /** Hears every look any instance published, this one's included. */
+  onLook(listener: (snapshot: MarkSnapshot) => void): void {
+    this.lookListeners.push(listener);
+  }
+
   /** Null while looks are shared, else why each instance looks for itself. */
   degradation(): string | null {
     return this.failedAt === null ? null : 'Redis does not answer: each instance reads its own settled marks';
@@ -145,9 +150,9 @@ export class SharedLooks<Snapshot> {
     let asks = taken;
     try {
       while (asks.length > 0) {
-        let snapshot: Snapshot | null = null;
+        let snapshot: MarkSnapshot | null = null;
         try {
-          snapshot = await this.ownLook();
+          snapshot = { ...(await this.ownLook()), look: { looker: this.instance, seq: ++this.looked } };
           this.settle(asks, { snapshot });
         } catch (error) {
           // This instance's callers get the store's error; the other instances look themselves.
@@ -155,10 +160,7 @@ export class SharedLooks<Snapshot> {
         }
         let next: string[] | null = null;
         try {
-          next = await this.board.answer({ asks, snapshot }, this.instance, {
-            publish: asks.some((id) => !this.isOwn(id)),
-            keep: (this.nextLook?.length ?? 0) > 0,
-          });
+          next = await this.board.answer({ asks, snapshot }, this.instance, { keep: (this.nextLook?.length ?? 0) > 0 });
         } catch (error) {
           // The lease lapses on the board; the asks left on it are looked for by their own instances.
           this.failed(error);
@@ -179,14 +181,15 @@ export class SharedLooks<Snapshot> {
     }
   }
 
-  private answered({ asks, snapshot }: LookAnswer<Snapshot>): void {
+  private answered({ asks, snapshot }: LookAnswer): void {
     this.settle(
       asks.filter((id) => this.isOwn(id)),
       snapshot === null ? { lookYourself: true } : { snapshot },
     );
+    if (snapshot !== null) for (const listener of this.lookListeners) listener(snapshot);
   }
 
-  private settle(asks: string[], outcome: Outcome<Snapshot>): void {
+  private settle(asks: string[], outcome: Outcome): void {
     for (const id of asks) {
       this.waiting.get(id)?.settle(outcome);
       this.waiting.delete(id);

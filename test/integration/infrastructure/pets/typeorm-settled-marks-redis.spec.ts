@@ -3,13 +3,14 @@ import { jest } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { DataSource } from 'typeorm';
 import { ListPets } from '../../../../src/application/pets/list-pets.js';
-import { RedisLookBoard } from '../../../../src/infrastructure/pets/redis-look-board.js';
+import { openRedisLookBoard, RedisLookBoard } from '../../../../src/infrastructure/pets/redis-look-board.js';
 import { SHARED_LOOK_OPTIONS } from '../../../../src/infrastructure/pets/shared-looks.js';
 import { TypeOrmPetRepository } from '../../../../src/infrastructure/pets/typeorm-pet-repository.js';
 import { TypeOrmSettledMarks } from '../../../../src/infrastructure/pets/typeorm-settled-marks.js';
 import { connectRedis } from '../../../../src/infrastructure/platform/rate-limits/flexible-rate-limits.js';
 import { dataSourceOptions } from '../../../../src/infrastructure/schema/data-source-options.js';
 import { openTestDatabase, type TestDatabase } from '../../../support/database.js';
+import { findFreePort } from '../../../support/free-port.js';
 import { aNewPet } from '../../../support/pets.js';
 import { startRedis, type TestRedis } from '../../../support/redis-server.js';
 
@@ -147,5 +148,41 @@ describe('Settled marks shared by three instances through Redis', () => {
     expect(degraded).toEqual(Array(3).fill(expect.stringContaining('Redis does not answer')));
     for (const { log } of instances)
       expect(log).toEqual([expect.stringContaining('Redis failed'), expect.stringContaining('Redis answers again')]);
+  });
+
+  it('starts while Redis is down, each instance reading its own marks, and shares once Redis is up', async () => {
+    const port = await findFreePort();
+    const boards = await Promise.all(
+      pools.map(() => openRedisLookBoard(`redis://127.0.0.1:${port}`, namespace, () => undefined)),
+    );
+    const late = boards.map((board, i) => new TypeOrmSettledMarks(pools[i]!, { board }));
+    let lateRedis: TestRedis | null = null;
+    try {
+      const acknowledged = await create();
+      const whileDown = await Promise.all(late.map((marks) => marks.fresh()));
+      const degraded = late.map((marks) => marks.degradation());
+
+      lateRedis = await startRedis(port);
+      // The clients reconnect on their own; each tries Redis again at its first look a second after it failed.
+      while (late.some((marks) => marks.degradation() !== null)) {
+        await Promise.all(late.map((marks) => marks.fresh()));
+        await new Promise((resolve) => setTimeout(resolve, SHARED_LOOK_OPTIONS.retryMs / 10));
+      }
+
+      // Each board's subscription came back on its own: an answer published reaches all three.
+      const received = new Promise<unknown>((resolve) => boards[0]!.onAnswer(resolve));
+      const publisher = new Redis(lateRedis.url);
+      const answer = JSON.stringify({ asks: ['x/1'], snapshot: null });
+      while ((await publisher.publish(`petstore:marks:{${namespace}}:answers`, answer)) < 3)
+        await new Promise(setImmediate);
+      publisher.disconnect();
+
+      expect(whileDown.every((mark) => mark.upToId >= acknowledged)).toBe(true);
+      expect(degraded).toEqual(Array(3).fill(expect.stringContaining('Redis does not answer')));
+      expect(await received).toEqual({ asks: ['x/1'], snapshot: null });
+    } finally {
+      for (const board of boards) board.close();
+      await lateRedis?.stop();
+    }
   });
 });
