@@ -146,6 +146,7 @@ beside_writes() { # beside_writes PATH
 }
 
 marks_bench() {
+  local alone
   echo "$(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $(node --version), $(git -C "${SERVICE_DIR:-.}" rev-parse --short HEAD)," \
     "load average $(cut -d' ' -f1-3 /proc/loadavg); wrk -t2 -c$CONNECTIONS -d${DURATION}s"
   echo "Short pages: GET /v1/pets?limit=100 on a store of 10 pets (every list asks for a fresh mark)"
@@ -155,7 +156,10 @@ marks_bench() {
     on_node "$(leader_node)" 'CREATE EXTENSION IF NOT EXISTS pg_stat_statements'
     for ((i = 0; i < 10; i++)); do create available; done
     short_pages "$n"
+    ((n > 1)) || alone=$(wrk -t1 -c1 -d"${DURATION}s" --latency -H "Authorization: Bearer $API_KEY" "$BALANCER_URL/v1/pets?limit=100")
   done
+  echo "One short page at a time, 1 instance (wrk -t1 -c1): $(rate "$alone") lists/s, p50 $(percentile "$alone" 50%)," \
+    "p99 $(percentile "$alone" 99%)"
   echo "Lists beside creates (wrk -c8 POST /v1/pets), 3 instances: alone, then beside the creates (on primary: its share of the pages)"
   printf '%-34s %9s %8s %9s %9s %8s %9s %10s\n' list 'alone/s' 'p99' 'primary' 'beside/s' 'p99' 'primary' 'creates/s'
   for ((i = 0; i < 200; i++)); do create available; done
