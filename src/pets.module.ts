@@ -19,7 +19,8 @@ import {
 import { SettledMarkMetrics } from './infrastructure/pets/settled-mark-metrics.js';
 import { TypeOrmPetRepository } from './infrastructure/pets/typeorm-pet-repository.js';
 import { TypeOrmPetTransactions } from './infrastructure/pets/typeorm-pet-transactions.js';
-import { MARK_OPTIONS, TypeOrmSettledMarks } from './infrastructure/pets/typeorm-settled-marks.js';
+import { openRedisLookBoard, RedisLookBoard } from './infrastructure/pets/redis-look-board.js';
+import { TypeOrmSettledMarks } from './infrastructure/pets/typeorm-settled-marks.js';
 import { CursorCodec } from './interface/http/pets/cursor.js';
 import { PetsController } from './interface/http/pets/pets.controller.js';
 import { HttpMetrics } from './interface/http/platform/metrics.js';
@@ -56,14 +57,22 @@ const DATA_SOURCE = getDataSourceToken();
       inject: [HttpMetrics],
       useFactory: (metrics: HttpMetrics) => new SettledMarkMetrics(metrics.registry),
     },
-    { provide: SettledMarks, inject: [DATA_SOURCE, SettledMarkEvents], useFactory: settledMarksFor },
-    // Ready once the instance holds a settled mark.
+    // With REDIS_URL, the instances share the marks' looks on the primary through Redis.
+    { provide: RedisLookBoard, inject: [CONFIG, DATA_SOURCE], useFactory: lookBoardFor },
+    {
+      provide: TypeOrmSettledMarks,
+      inject: [DATA_SOURCE, SettledMarkEvents, RedisLookBoard],
+      useFactory: settledMarksFor,
+    },
+    { provide: SettledMarks, useExisting: TypeOrmSettledMarks },
+    // Ready once the instance holds a settled mark; degraded while the looks are not shared as configured.
     {
       provide: WarmUp,
-      inject: [SettledMarks],
-      useFactory: (marks: SettledMarks): WarmUp => ({
+      inject: [TypeOrmSettledMarks],
+      useFactory: (marks: TypeOrmSettledMarks): WarmUp => ({
         done: () => marks.last() !== null,
         run: () => marks.fresh().then(() => undefined),
+        degradation: () => marks.degradation(),
       }),
     },
     {
@@ -101,8 +110,20 @@ export class PetsModule {}
  * A first mark is read at start, so that the instance is ready (/readyz) and its first lists need
  * not wait for one. A failure is left to /readyz and the lists, which ask again.
  */
-function settledMarksFor(ds: DataSource, events: SettledMarkEvents): SettledMarks {
-  const marks = new TypeOrmSettledMarks(ds, MARK_OPTIONS, events);
-  marks.fresh().catch((error: unknown) => new Logger('Pets').warn(`No settled mark at start: ${String(error)}`));
+function settledMarksFor(ds: DataSource, events: SettledMarkEvents, board: RedisLookBoard | null): TypeOrmSettledMarks {
+  const logger = new Logger('Pets');
+  const marks = new TypeOrmSettledMarks(ds, { events, board, log: (line) => logger.warn(line) });
+  marks.fresh().catch((error: unknown) => logger.warn(`No settled mark at start: ${String(error)}`));
   return marks;
+}
+
+/**
+ * The board the instances on this database share their looks on: its namespace in Redis is a
+ * secret kept in the database, so that instances of another database never share them. Closed
+ * with the module.
+ */
+async function lookBoardFor(config: Config, ds: DataSource): Promise<RedisLookBoard | null> {
+  if (config.redisUrl === null) return null;
+  const logger = new Logger('Pets');
+  return openRedisLookBoard(config.redisUrl, await sharedSecret(ds, 'settled-marks'), (line) => logger.warn(line));
 }

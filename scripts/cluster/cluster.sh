@@ -30,7 +30,8 @@
 # PG_BIN (default /usr/lib/postgresql/15/bin), SHUTDOWN_DELAY_SECONDS (default 2: more than the
 # balancer's check interval times its fall count, 0.5 s x 2), RATE_LIMIT_PER_MINUTE (default high
 # enough for load tests), PROMETHEUS (default on; off: no Prometheus), PROMETHEUS_FOR (default 2s:
-# every alert's `for:` in the cluster's copy of the rules, so that an alert fires within seconds).
+# every alert's `for:` in the cluster's copy of the rules, so that an alert fires within seconds),
+# SERVICE_DIR (another checkout whose dist/ the instances run, built there: the bench's "before").
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -70,7 +71,7 @@ start_instance() {
   mkdir -p "$DIR/instance-$i"
   # exec: the pid file holds the service's own pid, so signals reach it.
   (
-    cd "$ROOT"
+    cd "${SERVICE_DIR:-$ROOT}"
     export PORT=$port HOST=127.0.0.1 DATABASE_URL=$database_url DATABASE_REPLICA_URLS=$REPLICA_URL REDIS_URL=$REDIS_URL \
       TRUSTED_PROXIES=127.0.0.1 SHUTDOWN_DELAY_SECONDS=${SHUTDOWN_DELAY_SECONDS:-2} API_KEYS=$API_KEY \
       DATA_DIR=$DIR/instance-$i LOG_LEVEL=${LOG_LEVEL:-warn} RATE_LIMIT_PER_MINUTE=${RATE_LIMIT_PER_MINUTE:-1000000}
@@ -253,6 +254,8 @@ bootstrap:
       parameters:
         max_connections: 200
         wal_log_hints: 'on'
+        # What each statement costs the node (scripts/cluster/bench.sh reads the settled marks' looks).
+        shared_preload_libraries: pg_stat_statements
         wal_keep_size: 256MB
   initdb:
     - encoding: UTF8
@@ -420,7 +423,10 @@ up() {
   trap 'log "up failed; stopping what was started"; down' ERR
 
   # CI builds dist/ once, before steps that run beside this one start the service from it.
-  if [[ ${PETSTORE_PREBUILT:-} == 1 && -f dist/src/main.js ]]; then
+  if [[ -n ${SERVICE_DIR:-} ]]; then
+    [[ -f $SERVICE_DIR/dist/src/main.js ]] || { log "no $SERVICE_DIR/dist/src/main.js: build it there first"; exit 1; }
+    log "running the service built in $SERVICE_DIR"
+  elif [[ ${PETSTORE_PREBUILT:-} == 1 && -f dist/src/main.js ]]; then
     log "using the dist/ already built (PETSTORE_PREBUILT=1)"
   else
     log "building the service (npm run build)"

@@ -1,6 +1,7 @@
 import type { QueryRunner } from 'typeorm';
 import { TypeOrmPetRepository } from '../../src/infrastructure/pets/typeorm-pet-repository.js';
 import { aNewPet } from '../support/pets.js';
+import { startRedis, type TestRedis } from '../support/redis-server.js';
 import { authorized, json, serversOnOneDatabase, type TestServer } from '../support/server.js';
 
 // "A pet acknowledged to a client is in that client's next list, on any instance", while another
@@ -60,9 +61,22 @@ async function answeredWithin(listing: Promise<Listed>, ms: number): Promise<Lis
   return Promise.race([listing, new Promise<null>((resolve) => setTimeout(() => resolve(null), ms))]);
 }
 
-describe('read your writes while a writer stalls', () => {
+let redis: TestRedis;
+beforeAll(async () => {
+  redis = await startRedis();
+});
+afterAll(async () => {
+  await redis?.stop();
+});
+
+describe.each([
+  ['each reading its own marks', false],
+  ['sharing their marks through Redis', true],
+])('read your writes while a writer stalls, the instances %s', (_, shared) => {
+  const start = (): Promise<TestServer> => cluster.start(shared ? { redisUrl: redis.url } : {});
+
   it('an instance that has listed before waits for the writer, then lists the pet acknowledged meanwhile', async () => {
-    const server = await cluster.start();
+    const server = await start();
     const before = await create(server);
     expect((await list(server)).ids).toContain(before);
     const writer = await stallAWriter();
@@ -80,9 +94,9 @@ describe('read your writes while a writer stalls', () => {
 
   it('an instance that has not listed yet is not ready, and its lists wait for the writer rather than answer 503', async () => {
     const writer = await stallAWriter();
-    const other = await cluster.start();
+    const other = await start();
     const acknowledged = await create(other);
-    const fresh = await cluster.start();
+    const fresh = await start();
 
     const readyWhileStalled = (await fetch(`${fresh.url}/readyz`)).status;
     const listing = list(fresh);

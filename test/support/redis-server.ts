@@ -3,9 +3,12 @@ import { findFreePort } from './free-port.js';
 
 export type TestRedis = { url: string; pause(): void; resume(): void; stop(): Promise<void> };
 
-/** A Redis of the test's own (Debian's redis-server, as on CI), so that it can be paused with SIGSTOP. */
-export async function startRedis(): Promise<TestRedis> {
-  const port = await findFreePort();
+/**
+ * A Redis of the test's own (Debian's redis-server, as on CI), so that it can be paused with SIGSTOP;
+ * on `port` when given (a Redis that comes up where clients already wait for it).
+ */
+export async function startRedis(port?: number): Promise<TestRedis> {
+  port ??= await findFreePort();
   const child: ChildProcess = spawn(
     'redis-server',
     ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],

@@ -29,6 +29,8 @@ export type ServerOptions = {
   trustedProxies?: string;
   /** CORS_ORIGINS, as an operator writes it. */
   corsOrigins?: string;
+  /** REDIS_URL: the instances share their settled marks' looks there (the rate limits stay `rateLimits`). */
+  redisUrl?: string;
 };
 
 /**
@@ -52,6 +54,7 @@ export async function startServer(
     LOG_LEVEL: options.log ? 'trace' : 'silent',
     TRUSTED_PROXIES: options.trustedProxies ?? '',
     CORS_ORIGINS: options.corsOrigins ?? '',
+    ...(options.redisUrl === undefined ? {} : { REDIS_URL: options.redisUrl }),
   });
   const moduleRef = await Test.createTestingModule({ imports: [AppModule] })
     .overrideProvider(petstoreConfig.KEY)

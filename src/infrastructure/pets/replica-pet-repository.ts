@@ -84,9 +84,11 @@ export class ReplicaRoutingPetRepository<Connection> extends PetRepository {
   }
 
   /**
-   * A page whose mark no replica was seen past goes to the primary. When the primary is missing (a
-   * failover), a replica is tried after all: the mark was read before the primary went, so the
-   * replica has usually replayed past it since, and its read checks that itself.
+   * A page under a mark goes to a replica a check saw replayed past the mark, else to any usable
+   * one: while creates go on, every fresh mark is newer than the last check, and a replica has
+   * usually replayed past it by the time the page is read; the read checks that itself, and a page
+   * the replica cannot serve yet goes to the primary. When the primary is missing (a failover), a
+   * replica is tried after all, and its read decides as well.
    */
   async list(query: PetListQuery): Promise<Pet[]> {
     const read = (pets: PetRepository): Promise<Pet[]> => pets.list(query);
@@ -114,7 +116,7 @@ export class ReplicaRoutingPetRepository<Connection> extends PetRepository {
    * connection to another. Taking them all out would send reads to a primary that may be missing.
    */
   private async fromReplica<T>(read: (pets: PetRepository) => Promise<T>, replayedPast?: string): Promise<T | null> {
-    const replica = this.replicas.pick(replayedPast);
+    const replica = this.replicas.pick(replayedPast) ?? (replayedPast === undefined ? null : this.replicas.pick());
     if (replica === null) return null;
     const readTwice = async (): Promise<T> => {
       try {

@@ -7,10 +7,14 @@ import { fromBigint } from '../platform/database/bigint.js';
 import { IDLE_IN_TRANSACTION_MS, STATEMENT_TIMEOUT_MS } from '../platform/database/database.js';
 import { translateStoreErrors } from '../platform/database/store-errors.js';
 import { ON_PETS_LOCK, prepared } from './typeorm-pet-repository.js';
+import { type Clock, SYSTEM_CLOCK } from './clock.js';
+import type { LookOrder, MarkSnapshot } from './mark-snapshot.js';
+import { type LookBoard, SHARED_LOOK_OPTIONS, SharedLooks } from './shared-looks.js';
 
 // The settled marks: SharedSettledMarks shares one look at a time among an instance's requests and
 // waits for the creates each look found in flight (tested on its own with a fake look and clock);
-// TypeOrmSettledMarks gives it the look, one statement on the primary.
+// TypeOrmSettledMarks gives it the look, one statement on the primary, shared with the other
+// instances when it has a look board (shared-looks.ts).
 
 /**
  * A mark with the WAL position at which every pet up to it was committed: a replica that has
@@ -30,13 +34,6 @@ export const NO_MARK_EVENTS: SettledMarkEvents = {
   refused: () => undefined,
 };
 
-/**
- * One look at the store: the highest id drawn, then the creates in flight (their transactions'
- * ids), then the store's position. Read in that order, every id up to `upToId` is settled once
- * each of `holders` has ended (docs/internals.md, "Exact paging").
- */
-export type MarkSnapshot = { upToId: number; holders: string[]; position: string };
-
 export type SharedMarksOptions = {
   /** How long a mark may wait for its holders: the store's own limits on a writer, plus a margin. */
   waitLimitMs: number;
@@ -45,26 +42,9 @@ export type SharedMarksOptions = {
   maxPollMs: number;
 };
 
-export type Clock = {
-  now(): number;
-  /** Resolves after `ms`, or as soon as `wake` does. */
-  sleep(ms: number, wake: Promise<void>): Promise<void>;
-};
-
-export const SYSTEM_CLOCK: Clock = {
-  now: () => performance.now(),
-  sleep: (ms, wake) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      void wake.then(() => {
-        clearTimeout(timer);
-        resolve();
-      });
-    }),
-};
-
 type Caller = { askedAt: number; resolve(mark: WalSettledMark): void; reject(error: unknown): void };
-type Waiting = { upToId: number; holders: string[]; since: number; callers: Caller[] };
+/** Callers waiting for the holders a look listed; `look` places that look when another instance made it. */
+type Waiting = { upToId: number; holders: string[]; since: number; callers: Caller[]; look?: LookOrder };
 
 /**
  * Settled marks shared by the requests of an instance. One look at the store at a time: callers
@@ -129,26 +109,40 @@ export class SharedSettledMarks extends SettledMarks {
     }
   }
 
-  /** Answers every caller the snapshot settles; true when any was. */
-  private settle({ upToId, holders, position }: MarkSnapshot, asking: Caller[]): boolean {
+  /**
+   * A look another instance published for others (shared-looks.ts). It tells the marks waiting
+   * here whether their holders ended only if it read after their own look: known for the later
+   * looks of the instance that made theirs, which runs its looks one after another.
+   */
+  overheard(snapshot: MarkSnapshot): void {
+    const order = snapshot.look;
+    if (order === undefined) return;
+    this.settle(snapshot, [], (mark) => mark.look?.looker === order.looker && mark.look.seq < order.seq);
+  }
+
+  /** Answers every caller the snapshot settles, among the waiting marks it may tell about; true when any was. */
+  private settle(
+    { upToId, holders, position, look }: MarkSnapshot,
+    asking: Caller[],
+    readAfter: (mark: Waiting) => boolean = () => true,
+  ): boolean {
     const now = this.clock.now();
     const settled: Waiting[] = [];
+    const told = this.waiting.filter(readAfter);
+    this.waiting = this.waiting.filter((mark) => !readAfter(mark));
     if (holders.length === 0) {
       // Nothing in flight: this mark is settled, and is at or above every mark still waiting.
-      settled.push(...this.waiting.splice(0).map((mark) => ({ ...mark, upToId })));
+      settled.push(...told.map((mark) => ({ ...mark, upToId })));
       settled.push({ upToId, holders, since: now, callers: asking });
     } else {
       // A holder no longer listed has ended: its transaction held the lock until it did.
       const inFlight = new Set(holders);
-      const still: Waiting[] = [];
-      for (const mark of this.waiting)
-        (mark.holders.some((holder) => inFlight.has(holder)) ? still : settled).push(mark);
-      this.waiting = [];
-      for (const mark of still) {
-        if (now - mark.since < this.options.waitLimitMs) this.waiting.push(mark);
+      for (const mark of told) {
+        if (!mark.holders.some((holder) => inFlight.has(holder))) settled.push(mark);
+        else if (now - mark.since < this.options.waitLimitMs) this.waiting.push(mark);
         else for (const caller of mark.callers) this.refuse(caller, new SettleTimeoutError());
       }
-      if (asking.length > 0) this.waiting.push({ upToId, holders, since: now, callers: asking });
+      if (asking.length > 0) this.waiting.push({ upToId, holders, since: now, callers: asking, look });
     }
     for (const mark of settled) {
       // The position read after every holder of this mark had ended is past all of their commits.
@@ -194,10 +188,36 @@ const LOOK = prepared(
   SELECT up_to_id::text, holders, pg_current_wal_lsn()::text AS position FROM holding`,
 );
 
-/** Settled marks read on the primary, shared by the requests of this instance (SharedSettledMarks). */
+export type TypeOrmMarksOptions = {
+  options?: SharedMarksOptions;
+  events?: SettledMarkEvents;
+  /** Where the instances share their looks (Redis); without one, this instance looks for itself. */
+  board?: LookBoard | null;
+  /** Where a change in the sharing is said: Redis failing, and answering again. */
+  log?: (line: string) => void;
+};
+
+/**
+ * Settled marks read on the primary, shared by the requests of this instance (SharedSettledMarks)
+ * and, with a look board, by the instances (SharedLooks).
+ */
 export class TypeOrmSettledMarks extends SharedSettledMarks {
-  constructor(primary: DataSource, options = MARK_OPTIONS, events: SettledMarkEvents = NO_MARK_EVENTS) {
-    super(() => translateStoreErrors(() => look(primary)), options, SYSTEM_CLOCK, events);
+  private readonly between: SharedLooks | null;
+
+  constructor(
+    primary: DataSource,
+    { options = MARK_OPTIONS, events = NO_MARK_EVENTS, board = null, log = () => undefined }: TypeOrmMarksOptions = {},
+  ) {
+    const ownLook = (): Promise<MarkSnapshot> => translateStoreErrors(() => look(primary));
+    const between = board === null ? null : new SharedLooks(board, ownLook, SHARED_LOOK_OPTIONS, SYSTEM_CLOCK, log);
+    super(between?.look ?? ownLook, options, SYSTEM_CLOCK, events);
+    this.between = between;
+    between?.onLook((snapshot) => this.overheard(snapshot));
+  }
+
+  /** Null while the looks are shared as configured, else what the instance does without. */
+  degradation(): string | null {
+    return this.between?.degradation() ?? null;
   }
 }
 

@@ -50,6 +50,8 @@ export class HealthController {
     }
     const rateLimits = await this.rateLimits.degradation();
     if (rateLimits !== null) degraded.push(rateLimits);
+    const products = this.warmUp.degradation();
+    if (products !== null) degraded.push(products);
     return degraded.length === 0 ? { status: 'ok' } : { status: 'ok', degraded };
   }
 

@@ -32,6 +32,7 @@ afterAll(async () => {
 });
 beforeEach(async () => {
   await database.reset();
+  countMarksStatements();
 });
 afterEach(async () => {
   jest.restoreAllMocks();
@@ -87,21 +88,29 @@ async function onItsOwnConnection(work: (runner: QueryRunner) => Promise<void>):
   }
 }
 
-/** Resolves when the marks have read the store `count` times from now: a mark that reads again waits for a holder. */
-function marksLooked(count: number): Promise<void> {
+/** The statements the marks have sent on their own connections, and the waits for more of them. */
+const marksStatements = { count: 0, waits: [] as { at: number; resolve(): void }[] };
+
+function countMarksStatements(): void {
   const query = marksSide.query.bind(marksSide);
-  let looks = 0;
-  return new Promise((resolve) => {
-    jest.spyOn(marksSide, 'query').mockImplementation((...statement) => {
-      if (++looks === count) resolve();
-      return query(...statement);
-    });
+  marksStatements.count = 0;
+  marksStatements.waits = [];
+  jest.spyOn(marksSide, 'query').mockImplementation((...statement) => {
+    marksStatements.count++;
+    for (const wait of marksStatements.waits.filter(({ at }) => at <= marksStatements.count)) wait.resolve();
+    return query(...statement);
   });
 }
 
-/** What a promise has given after `ms`, or null if it is still pending. */
-async function after<T>(promise: Promise<T>, ms: number): Promise<T | null> {
-  return Promise.race([promise, new Promise<null>((resolve) => setTimeout(() => resolve(null), ms))]);
+/** Resolves when the marks have read the store `count` times from now: a mark that reads again waits for a holder. */
+function marksLooked(count: number): Promise<void> {
+  return new Promise((resolve) => marksStatements.waits.push({ at: marksStatements.count + count, resolve }));
+}
+
+/** 'looked again' when the marks look twice from now before `answer` settles (a holder keeps them waiting), else 'answered'. */
+async function answeredOrLookedAgain(answer: Promise<unknown>): Promise<'answered' | 'looked again'> {
+  const lookedAgain = marksLooked(2);
+  return Promise.race([answer.then(() => 'answered' as const), lookedAgain.then(() => 'looked again' as const)]);
 }
 
 /** Milliseconds per create, one after another, through the pool. */
@@ -166,7 +175,7 @@ describe('Paging while creates overlap', () => {
     ['commits', true],
     ['rolls back', false],
   ])('a page that reaches an id in flight waits until its writer %s, then serves what settled', async (_, commits) => {
-    const listPets = new ListPets(pets(), new TypeOrmSettledMarks(database.dataSource));
+    const listPets = new ListPets(pets(), new TypeOrmSettledMarks(marksSide));
     const a = await writer();
     const idA = await drawLocked(a);
     const b = await writer();
@@ -174,25 +183,31 @@ describe('Paging while creates overlap', () => {
     await b.commitTransaction();
 
     const page = listPets.execute({ limit: 100 });
-    expect(await after(page, 300)).toBeNull();
+    const whileAInFlight = await answeredOrLookedAgain(page);
     await (commits ? a.commitTransaction() : a.rollbackTransaction());
 
+    expect(whileAInFlight).toBe('looked again');
     expect(idsOf(await page)).toEqual(commits ? [idA, idB] : [idB]);
   });
 
   it('waits for the writers that held the lock when it looked, not for those that began after', async () => {
-    const marks = new TypeOrmSettledMarks(database.dataSource);
+    const marks = new TypeOrmSettledMarks(marksSide);
     const a = await writer();
     const idA = await drawLocked(a);
     const mark = marks.fresh();
-    await after(mark, 100);
+    // The mark's look found A in flight: it looks again rather than answer.
+    const whileAInFlight = await answeredOrLookedAgain(mark);
     // A later writer that holds its transaction open for good: the mark must not wait for it.
     const c = await writer();
-    await drawLocked(c);
+    const idC = await drawLocked(c);
 
     await a.commitTransaction();
+    // Answered within a few polls of A's end, while C is still in flight.
+    const answered = await Promise.race([mark, marksLooked(20).then(() => 'still waiting')]);
 
-    expect(await after(mark, 2000)).toMatchObject({ upToId: idA });
+    expect(whileAInFlight).toBe('looked again');
+    expect(answered).toMatchObject({ upToId: idA });
+    expect(idC).toBeGreaterThan(idA);
   });
 
   it('runs one mark statement at a time: pages that ask while one runs share the next', async () => {
@@ -228,7 +243,7 @@ describe('A writer whose connection goes silent mid-transaction', () => {
       ...dataSourceOptions(proxy.url, database.schema),
       migrationsRun: false,
     }).initialize();
-    const listPets = new ListPets(pets(), new TypeOrmSettledMarks(database.dataSource));
+    const listPets = new ListPets(pets(), new TypeOrmSettledMarks(marksSide));
     try {
       const before = await pets().add(aNewPet());
       await listPets.execute({ limit: 100 });
@@ -245,7 +260,7 @@ describe('A writer whose connection goes silent mid-transaction', () => {
       const acknowledged = await pets().add(aNewPet());
       const pageStarted = performance.now();
       const page = listPets.execute({ limit: 100 }).then((result) => ({ ids: idsOf(result), at: performance.now() }));
-      expect(await after(page, 200)).toBeNull();
+      expect(await answeredOrLookedAgain(page)).toBe('looked again');
       const whileAPageWaits = await createMs(20);
       const served = await page;
       const pageMs = served.at - pageStarted;

@@ -1,77 +1,12 @@
 import { SettleTimeoutError } from '../../../../src/application/pets/errors.js';
 import type { SettledMark } from '../../../../src/domain/pets/pet-repository.js';
 import { StoreUnavailableError } from '../../../../src/application/platform/store-unavailable-error.js';
-import {
-  type Clock,
-  type MarkSnapshot,
-  SharedSettledMarks,
-} from '../../../../src/infrastructure/pets/typeorm-settled-marks.js';
+import type { MarkSnapshot } from '../../../../src/infrastructure/pets/mark-snapshot.js';
+import { SharedSettledMarks } from '../../../../src/infrastructure/pets/typeorm-settled-marks.js';
+import { ScriptedStore } from '../../../support/scripted-store.js';
+import { TestClock } from '../../../support/test-clock.js';
 
 const OPTIONS = { waitLimitMs: 8000, minPollMs: 2, maxPollMs: 50 };
-
-/** A clock the test moves: sleeps end when it passes their time, or when they are woken. */
-class TestClock implements Clock {
-  at = 0;
-  private sleepers: { until: number; resolve(): void }[] = [];
-
-  now(): number {
-    return this.at;
-  }
-
-  sleep(ms: number, wake: Promise<void>): Promise<void> {
-    return new Promise((resolve) => {
-      this.sleepers.push({ until: this.at + ms, resolve });
-      void wake.then(resolve);
-    });
-  }
-
-  /** Moves time on by `ms`, waking the sleepers due on the way, one settling at a time. */
-  async pass(ms: number): Promise<void> {
-    const end = this.at + ms;
-    for (;;) {
-      await settle();
-      const due = this.sleepers.filter((sleeper) => sleeper.until <= end).sort((a, b) => a.until - b.until)[0];
-      if (due === undefined) break;
-      this.sleepers.splice(this.sleepers.indexOf(due), 1);
-      this.at = Math.max(this.at, due.until);
-      due.resolve();
-    }
-    this.at = end;
-    await settle();
-  }
-}
-
-async function settle(): Promise<void> {
-  for (let i = 0; i < 20; i++) await Promise.resolve();
-}
-
-/**
- * The store as the test sets it: `drawn` ids, `inFlight` transactions holding the pets lock. Each
- * look takes `lookMs` of the clock and records when it ran.
- */
-class ScriptedStore {
-  drawn = 0;
-  inFlight: string[] = [];
-  failure: Error | null = null;
-  looks: number[] = [];
-  private lsn = 0;
-
-  constructor(
-    private readonly clock: TestClock,
-    private readonly lookMs = 1,
-  ) {}
-
-  readonly look = async (): Promise<MarkSnapshot> => {
-    this.looks.push(this.clock.now());
-    const upToId = this.drawn;
-    const holders = [...this.inFlight];
-    await new Promise<void>(
-      (resolve) => void this.clock.sleep(this.lookMs, new Promise(() => undefined)).then(resolve),
-    );
-    if (this.failure !== null) throw this.failure;
-    return { upToId, holders, position: `0/${++this.lsn}` };
-  };
-}
 
 function setUp(lookMs = 1) {
   const clock = new TestClock();
@@ -250,5 +185,61 @@ describe('SharedSettledMarks', () => {
     expect(asking.now()).toBeInstanceOf(StoreUnavailableError);
     expect(marks.last()).toMatchObject({ upToId: 3 });
     expect(events.refused).toBe(2);
+  });
+});
+
+describe('SharedSettledMarks hearing the looks another instance published', () => {
+  /** Marks whose looks are instance a's, numbered as SharedLooks numbers them; no poll within the test. */
+  function setUpHearing({ tagged = true } = {}) {
+    const clock = new TestClock();
+    const store = new ScriptedStore(clock);
+    let seq = 0;
+    const look = async (): Promise<MarkSnapshot> => {
+      const snapshot = await store.look();
+      return tagged ? { ...snapshot, look: { looker: 'a', seq: ++seq } } : snapshot;
+    };
+    const marks = new SharedSettledMarks(look, { ...OPTIONS, minPollMs: 60_000, maxPollMs: 60_000 }, clock);
+    return { clock, store, marks };
+  }
+  const heard = (looker: string, seq: number, holders: string[]): MarkSnapshot => ({
+    upToId: 9,
+    holders,
+    position: '0/99',
+    look: { looker, seq },
+  });
+
+  it('learns that its holders ended from a later look of the instance that made its own', async () => {
+    const { clock, store, marks } = setUpHearing();
+    store.drawn = 5;
+    store.inFlight = ['3/10'];
+    const mark = outcomeOf(marks.fresh());
+    await clock.pass(1);
+
+    marks.overheard(heard('a', 2, ['4/20']));
+    await clock.pass(0);
+
+    expect(mark.now()).toEqual({ upToId: 5, position: '0/99' });
+  });
+
+  it('learns nothing from a look of another instance, nor from an earlier one, nor from a look of its own', async () => {
+    const { clock, store, marks } = setUpHearing();
+    store.inFlight = ['3/10'];
+    const mark = outcomeOf(marks.fresh());
+    await clock.pass(1);
+    const untagged = setUpHearing({ tagged: false });
+    untagged.store.inFlight = ['3/10'];
+    const ownLookMark = outcomeOf(untagged.marks.fresh());
+    await untagged.clock.pass(1);
+
+    marks.overheard(heard('b', 7, []));
+    marks.overheard(heard('a', 1, []));
+    marks.overheard({ upToId: 9, holders: [], position: '0/99' });
+    untagged.marks.overheard(heard('a', 2, []));
+    await Promise.all([clock.pass(0), untagged.clock.pass(0)]);
+
+    expect([mark.now(), ownLookMark.now()]).toEqual(['pending', 'pending']);
+    marks.overheard(heard('a', 2, []));
+    await clock.pass(0);
+    expect(mark.now()).toEqual({ upToId: 9, position: '0/99' });
   });
 });

@@ -181,7 +181,7 @@ describe('ReplicaRoutingPetRepository', () => {
     expect(await pets.findById(1)).toMatchObject({ id: 1, name: 'on the replica' });
   });
 
-  it('reads a page under a settled mark from a replica only once a check saw it replayed past the mark', async () => {
+  it('reads a page under a settled mark from a replica that has replayed past the mark, else from the primary', async () => {
     const { pets, primary, replica, set } = setUp();
     await primary.add(named('on the primary'));
     await replica.stored.add(named('on the replica'));
@@ -195,6 +195,22 @@ describe('ReplicaRoutingPetRepository', () => {
     replica.replayed = '0/200';
     await set.check();
     expect(await names('0/101')).toEqual(['on the replica']);
+  });
+
+  it('reads a page under a mark newer than the last check from a replica that has replayed past it since (creates going on)', async () => {
+    const { pets, primary, replica, set } = setUp();
+    await primary.add(named('on the primary'));
+    await replica.stored.add(named('on the replica'));
+    replica.replayed = '0/100';
+    await set.check();
+    const onPrimary = jest.spyOn(primary, 'list');
+
+    replica.replayed = '0/180';
+    const page = await pets.list({ limit: 10, settled: new WalSettledMark(10, '0/180') });
+
+    expect(page.map((pet) => pet.name)).toEqual(['on the replica']);
+    expect(onPrimary).not.toHaveBeenCalled();
+    expect(set.status()[0]?.usable).toBe(true);
   });
 
   it('reads a page under a mark that carries no WAL position on the primary: no replica can be shown to hold its pets', async () => {
@@ -362,16 +378,20 @@ describe('ReplicaRoutingPetRepository', () => {
     expect(set.status()[0]).toMatchObject({ usable: true, lagMs: 0 });
   });
 
-  it('while the primary is gone, reads a page under a mark newer than the last check from a replica that has replayed past it', async () => {
+  it('while the primary is gone, reads a page under a mark newer than the last check from a replica that has replayed past it by then', async () => {
     const { pets, primary, replica, set, wal, advance } = setUp();
     await primary.add(named('on the primary'));
     await replica.stored.add(named('on the replica'));
     await set.check();
-    // The mark was read after the last check, and the replica received its WAL before the primary died.
+    // The mark was read after the last check; the replica, just behind it at first, replays the
+    // rest of the WAL it received while the page waits for the primary to fail.
     advance(100, '0/200');
-    replica.replayed = '0/200';
+    replica.replayed = '0/1FF';
     wal.answers = false;
-    const primaryList = jest.spyOn(primary, 'list').mockRejectedValue(new StoreUnavailableError());
+    const primaryList = jest.spyOn(primary, 'list').mockImplementation(() => {
+      replica.replayed = '0/200';
+      return Promise.reject(new StoreUnavailableError());
+    });
 
     const page = await pets.list({ limit: 10, settled: new WalSettledMark(10, '0/200') });
 
@@ -439,11 +459,16 @@ describe('ReplicaRoutingPetRepository', () => {
     first.health = 'refusing';
 
     await expect(pets.list({ limit: 10 })).rejects.toBeInstanceOf(StoreUnavailableError);
-    // A check saw the second replica at 0/100; it has replayed past 0/200 since.
-    second.replayed = '0/200';
-    primaryList.mockRejectedValue(new Error('a bug'));
+    // The second replica has not replayed past 0/200: the page goes to the primary, which fails
+    // with a bug while the replica catches up. It is not tried again.
+    primaryList.mockImplementation(() => {
+      second.replayed = '0/200';
+      return Promise.reject(new Error('a bug'));
+    });
+    const readsOfSecond = jest.spyOn(second, 'reads');
     await expect(pets.list({ limit: 10, settled: new WalSettledMark(10, '0/200') })).rejects.toThrow('a bug');
 
+    expect(readsOfSecond).toHaveBeenCalledTimes(1);
     expect(set.status().map((replica) => replica.usable)).toEqual([false, true]);
   });
 

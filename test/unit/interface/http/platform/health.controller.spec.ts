@@ -37,6 +37,10 @@ class Marks extends WarmUp {
     this.held = true;
     return Promise.resolve();
   }
+  degraded: string | null = null;
+  degradation(): string | null {
+    return this.degraded;
+  }
 }
 
 function setUp() {
@@ -110,6 +114,16 @@ describe('HealthController.ready', () => {
     } finally {
       jest.useRealTimers();
     }
+  });
+
+  it('stays ready while the pets do without something, and says what', async () => {
+    const { health, marks } = setUp();
+    marks.degraded = 'Redis does not answer: each instance reads its own settled marks';
+
+    await expect(health.ready()).resolves.toEqual({
+      status: 'ok',
+      degraded: ['Redis does not answer: each instance reads its own settled marks'],
+    });
   });
 
   it('reads a first settled mark itself, and is ready once it holds one', async () => {
