@@ -12,6 +12,8 @@
  *
  *   BENCH_DURATION=5 (s per run)  BENCH_ROUNDS=12 (most rounds per scenario)  BENCH_MIN_ROUNDS=6
  *   BENCH_WARMUP=3  BENCH_QUICK=1 (skip paging)  DATABASE_URL=...
+ *   BENCH_SCENARIOS="no key (401),wrong key (401/429)"  BENCH_BASELINES="obvious-nest"   a part only:
+ *                                 saved by its date, never as the latest, and not charted
  *   npm run bench -- --against <commit-ish>   also measures that commit of the service, built in a
  *                                 git worktree under a temporary directory, as "ours@<short sha>"
  *   npm run bench -- --paging     only the paging figures (or BENCH_PAGING=1)
@@ -78,13 +80,19 @@ const baseline = (name: string, script: string): ServerSpec => ({
   command: [process.execPath, fileURLToPath(new URL(script, import.meta.url))],
   cwd: ROOT,
 });
-const BASELINES: ServerSpec[] = [
+const ALL_BASELINES: ServerSpec[] = [
   baseline('obvious-nest', './obvious-nest/main.js'),
   baseline('production-nest', './production-nest/main.js'),
   baseline('express', './express-baseline.js'),
   baseline('node:http', './node-http-baseline.js'),
   baseline('nest', './nest-baseline.js'),
 ];
+/** BENCH_SCENARIOS and BENCH_BASELINES (names, comma-separated) measure a part, to look at one change. */
+const onlyScenarios = process.env.BENCH_SCENARIOS?.split(',');
+const onlyBaselines = process.env.BENCH_BASELINES?.split(',');
+const partial = onlyScenarios !== undefined || onlyBaselines !== undefined;
+const BASELINES = ALL_BASELINES.filter((spec) => onlyBaselines?.includes(spec.name) ?? true);
+const measured = (name: string): boolean => onlyScenarios?.includes(name) ?? true;
 // The service's limits stay on, as deployed: the failed-authentication limit is part of what a
 // wrong key costs. Only the per-key quota is raised, since 32 connections on one key would exhaust
 // it; its counting still runs on every request. No REDIS_URL: the counters are in memory.
@@ -94,6 +102,14 @@ const RATE_LIMITS = { RATE_LIMIT: 'on', RATE_LIMIT_PER_MINUTE: String(PER_KEY_QU
 const MEMORY_REFERENCE = 'obvious-nest';
 
 const PETS = 10_000;
+const unknownNames = [
+  ...(onlyScenarios ?? []).filter(
+    (name) => ![...comparisonScenarios(API_KEY, PETS), floodScenario(API_KEY)].some((each) => each.name === name),
+  ),
+  ...(onlyBaselines ?? []).filter((name) => !ALL_BASELINES.some((spec) => spec.name === name)),
+];
+if (unknownNames.length > 0)
+  throw new Error(`BENCH_SCENARIOS, BENCH_BASELINES: no such name: ${unknownNames.join(', ')}`);
 const PAGING_PETS = 1_000_000;
 const PROFILED = (process.env.BENCH_PROFILE_SCENARIOS ?? 'list limit=20,no key (401)').split(',');
 const PROFILED_SERVERS = (process.env.BENCH_PROFILE_SERVERS ?? 'ours').split(',');
@@ -231,8 +247,8 @@ async function main(): Promise<void> {
     report.failedRuns = failedRuns;
   }
   if (withPaging) report.paging = await paging(ours, database.url);
-  await save(report, mode === 'compare');
-  if (mode === 'compare') await chart();
+  await save(report, mode === 'compare' && !partial);
+  if (mode === 'compare' && !partial) await chart();
   if (failedRuns > 0) {
     console.error(
       `\nbench: ${failedRuns} runs FAILED (wrong statuses or socket errors): their figures are not comparable`,
@@ -272,7 +288,7 @@ async function buildPrevious(commitish: string): Promise<{ spec: ServerSpec; sha
  * The database is settled after the warm-up and after each run that writes (settleDatabase).
  */
 async function compare(servers: Server[], services: Server[], databaseUrl: string): Promise<Run[]> {
-  const scenarios = comparisonScenarios(API_KEY, PETS);
+  const scenarios = comparisonScenarios(API_KEY, PETS).filter((scenario) => measured(scenario.name));
   const flood = floodScenario(API_KEY);
   if (warmupSeconds > 0) {
     for (const scenario of scenarios) for (const server of servers) await measure(server, scenario, warmupSeconds);
@@ -301,7 +317,7 @@ async function compare(servers: Server[], services: Server[], databaseUrl: strin
     };
     runs.push(...(await inRounds(scenario.name, 'every req/s ratio', servers, measureOne, untrusted)));
   }
-  runs.push(...(await floodRounds(flood, servers, services)));
+  if (measured(flood.name)) runs.push(...(await floodRounds(flood, servers, services)));
   return runs;
 }
 
@@ -396,7 +412,7 @@ function summarise(runs: Run[], servers: Server[], services: Server[]): Record<s
   const serviceNames = services.map((server) => server.name);
   const [ours] = serviceNames;
   if (ours === undefined) throw new Error('no service to compare');
-  const scenarios = comparisonScenarios(API_KEY, PETS);
+  const scenarios = comparisonScenarios(API_KEY, PETS).filter((scenario) => measured(scenario.name));
   const flood = floodScenario(API_KEY);
 
   const means = printMeans(runs, names);
@@ -423,7 +439,8 @@ function summarise(runs: Run[], servers: Server[], services: Server[]): Record<s
   }
   printRatios(ratios, ours);
   const statuses: Record<string, Record<string, string>> = {};
-  for (const scenario of [...scenarios, flood.flood].filter((each) => each.accepted.length > 1)) {
+  const withFlood = measured(flood.name) ? [flood.flood] : [];
+  for (const scenario of [...scenarios, ...withFlood].filter((each) => each.accepted.length > 1)) {
     console.log(`\nStatuses, ${scenario.name}:`);
     const byServer: Record<string, string> = {};
     for (const name of names) {
@@ -432,7 +449,7 @@ function summarise(runs: Run[], servers: Server[], services: Server[]): Record<s
     }
     statuses[scenario.name] = byServer;
   }
-  const floodFigures = summariseFlood(runs, flood, names);
+  const floodFigures = measured(flood.name) ? summariseFlood(runs, flood, names) : {};
   for (const service of serviceNames) {
     const effect = floodFigures[service]?.ratio;
     if (effect !== undefined) distrust(flood.name, 'p99 flooded / alone', service, effect);
@@ -579,7 +596,10 @@ function summariseMemory(
     Math.max(0, ...runs.filter((run) => run.server === server).map((run) => run.peakRssMiB));
   const reference = peak(MEMORY_REFERENCE);
   const memory = Object.fromEntries(
-    servers.map((server) => [server, { peakRssMiB: peak(server), overReference: peak(server) / reference }]),
+    servers.map((server) => [
+      server,
+      { peakRssMiB: peak(server), overReference: reference > 0 ? peak(server) / reference : NaN },
+    ]),
   );
   console.log(`\nPeak RSS after every scenario, and over ${MEMORY_REFERENCE}'s:\n`);
   console.log(
