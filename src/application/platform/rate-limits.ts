@@ -28,6 +28,12 @@ export abstract class RateLimits {
   abstract hitFailedAuthentication(address: string): Promise<RateLimitState | null>;
   /** Without counting: the refused state when the address is over its failed-authentication limit, else null. */
   abstract failedAuthenticationBlock(address: string): Promise<RateLimitState | null>;
+  /**
+   * Without counting or asking a shared store: the refused state when this instance has already
+   * seen the address blocked (a block lasts to the end of its window), else null. Null says
+   * nothing: failedAuthenticationBlock asks.
+   */
+  abstract knownFailedAuthenticationBlock(address: string): RateLimitState | null;
   /** Null when the counters work as configured, else what is degraded (they still count, per instance). */
   abstract degradation(): Promise<string | null>;
 }

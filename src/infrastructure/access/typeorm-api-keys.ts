@@ -33,7 +33,7 @@ export class TypeOrmApiKeys extends ApiKeys {
     now: () => number = Date.now,
   ) {
     super();
-    this.environmentCallers = new Map(environmentKeys.map((key) => [key, sha256(key).toString('hex')]));
+    this.environmentCallers = new Map(environmentKeys.map((key) => [key, callerId(key)]));
     // lru-cache reads a ttl of 0 as "never expires": 0 seconds means no cache at all.
     this.verdicts =
       cache.seconds > 0
@@ -45,10 +45,11 @@ export class TypeOrmApiKeys extends ApiKeys {
   async identify(key: string): Promise<string | null> {
     const known = this.recognise(key);
     if (known !== null) return known;
-    const hash = sha256(key);
-    const valid = await translateStoreErrors(() => this.records.existsBy({ keyHash: hash, revokedAt: IsNull() }));
+    const id = callerId(key);
+    const valid = await translateStoreErrors(() =>
+      this.records.existsBy({ keyHash: Buffer.from(id, 'hex'), revokedAt: IsNull() }),
+    );
     if (!valid) return null;
-    const id = hash.toString('hex');
     // Only valid keys are remembered: random wrong keys cannot push them out.
     this.verdicts?.set(id, true);
     return id;
@@ -58,7 +59,7 @@ export class TypeOrmApiKeys extends ApiKeys {
     const fromEnvironment = this.environmentCallers.get(key);
     if (fromEnvironment !== undefined) return fromEnvironment;
     if (this.verdicts === null) return null;
-    const id = sha256(key).toString('hex');
+    const id = callerId(key);
     // Keyed by the hash, so the cache lookup's timing says nothing about the key either.
     return this.verdicts.get(id) === true ? id : null;
   }
@@ -133,4 +134,9 @@ function newKey(): string {
 
 function sha256(key: string): Buffer {
   return digest('sha256', key, 'buffer');
+}
+
+/** The key's SHA-256 in hex: Node hands a hex digest over faster than a Buffer (docs/security.md). */
+function callerId(key: string): string {
+  return digest('sha256', key);
 }

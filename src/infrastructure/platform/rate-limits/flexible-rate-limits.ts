@@ -1,4 +1,5 @@
 import { Redis } from 'ioredis';
+import { LRUCache } from 'lru-cache';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { type RateLimitPolicy, RateLimits, type RateLimitState } from '../../../application/platform/rate-limits.js';
 
@@ -21,14 +22,16 @@ export class FlexibleRateLimits extends RateLimits {
   constructor(
     settings: RateLimitSettings,
     private readonly redis: Redis | null,
+    now: () => number = Date.now,
   ) {
     super();
-    this.perKey = new Limit('per-key', 'petstore:key', settings.perKeyPerMinute, redis);
+    this.perKey = new Limit('per-key', 'petstore:key', settings.perKeyPerMinute, redis, now);
     this.failedAuthentications = new Limit(
       'failed-auth',
       'petstore:auth-failure',
       settings.failedAuthenticationsPerMinute,
       redis,
+      now,
     );
   }
 
@@ -43,6 +46,10 @@ export class FlexibleRateLimits extends RateLimits {
   async failedAuthenticationBlock(address: string): Promise<RateLimitState | null> {
     const state = await this.failedAuthentications.peek(address);
     return state?.refused === true ? state : null;
+  }
+
+  knownFailedAuthenticationBlock(address: string): RateLimitState | null {
+    return this.failedAuthentications.knownRefusal(address);
   }
 
   async degradation(): Promise<string | null> {
@@ -70,6 +77,10 @@ export class NoRateLimits extends RateLimits {
     return Promise.resolve(null);
   }
 
+  knownFailedAuthenticationBlock(): null {
+    return null;
+  }
+
   degradation(): Promise<null> {
     return Promise.resolve(null);
   }
@@ -77,16 +88,27 @@ export class NoRateLimits extends RateLimits {
 
 const WINDOW_SECONDS = 60;
 
+/** Keys remembered as refused, at most: a flood from many addresses cannot grow memory. */
+const MAX_KNOWN_REFUSALS = 10_000;
+
 /** One named limit: a quota per fixed one-minute window. */
 class Limit {
   private readonly limiter: RateLimiterAbstract;
+  /**
+   * When each key seen refused is counted afresh. In a fixed window a refused key stays refused
+   * to the window's end, so until then this instance can say so without a promise or a trip to
+   * Redis: under a flood of wrong keys, the bulk of the requests.
+   */
+  private readonly refusedUntil: LRUCache<string, number>;
 
   constructor(
     private readonly policy: RateLimitPolicy,
     keyPrefix: string,
     private readonly quota: number,
     redis: Redis | null,
+    private readonly now: () => number,
   ) {
+    this.refusedUntil = new LRUCache({ max: MAX_KNOWN_REFUSALS, ttlResolution: 0, perf: { now } });
     const options = { keyPrefix, points: quota, duration: WINDOW_SECONDS };
     this.limiter =
       redis === null
@@ -101,9 +123,9 @@ class Limit {
 
   async hit(key: string): Promise<RateLimitState> {
     try {
-      return this.state(await this.limiter.consume(key), false);
+      return this.state(key, await this.limiter.consume(key), false);
     } catch (rejection) {
-      if (rejection instanceof RateLimiterRes) return this.state(rejection, true);
+      if (rejection instanceof RateLimiterRes) return this.state(key, rejection, true);
       throw rejection;
     }
   }
@@ -111,16 +133,30 @@ class Limit {
   /** The counter as it stands, without counting; null when it has not started or cannot be read. */
   async peek(key: string): Promise<RateLimitState | null> {
     const counter = await this.limiter.get(key).catch(() => null);
-    return counter === null ? null : this.state(counter, counter.remainingPoints <= 0);
+    return counter === null ? null : this.state(key, counter, counter.remainingPoints <= 0);
   }
 
-  private state(counter: RateLimiterRes, refused: boolean): RateLimitState {
+  /** The refused state while this instance knows the key refused (hit or peek said so), else null. */
+  knownRefusal(key: string): RateLimitState | null {
+    const until = this.refusedUntil.get(key);
+    const msBeforeNext = until === undefined ? 0 : until - this.now();
+    return msBeforeNext > 0 ? this.stateOf(0, msBeforeNext, true) : null;
+  }
+
+  private state(key: string, counter: RateLimiterRes, refused: boolean): RateLimitState {
+    if (refused && counter.msBeforeNext > 0) {
+      this.refusedUntil.set(key, this.now() + counter.msBeforeNext, { ttl: counter.msBeforeNext });
+    }
+    return this.stateOf(counter.remainingPoints, counter.msBeforeNext, refused);
+  }
+
+  private stateOf(remainingPoints: number, msBeforeNext: number, refused: boolean): RateLimitState {
     return {
       policy: this.policy,
       quota: this.quota,
       windowSeconds: WINDOW_SECONDS,
-      remaining: Math.max(0, counter.remainingPoints),
-      resetSeconds: Math.max(1, Math.ceil(counter.msBeforeNext / 1000)),
+      remaining: Math.max(0, remainingPoints),
+      resetSeconds: Math.max(1, Math.ceil(msBeforeNext / 1000)),
       refused,
     };
   }

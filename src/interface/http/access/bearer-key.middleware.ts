@@ -45,16 +45,30 @@ export class BearerKeyMiddleware implements NestMiddleware<AuthenticatedRequest,
   /** SHA-256 of keys a store lookup accepted (never the keys); a guess never gets in. */
   private readonly vouched = new LRUCache<string, true>({ max: 10_000, ttl: VOUCHED_SECONDS * 1000 });
 
-  /** A refusal goes to `next(error)`; a request without a key is refused at once, without a promise. */
+  /**
+   * A refusal goes to `next(error)`. A request without a key, and a guess from an address this
+   * instance already knows blocked (the bulk of a flood), are refused at once, without a promise.
+   */
   use(request: AuthenticatedRequest, response: Response, next: (error?: unknown) => void): void {
     const key = bearerKey(request.headers.authorization);
     // No key is no guess: it counts toward no limit.
     if (key === null) return next(MISSING_KEY);
-    this.authenticate(key, request, response).then(() => next(), next);
+    const known = this.apiKeys.recognise(key);
+    if (known !== null) {
+      this.admit(known, request, response).then(() => next(), next);
+      return;
+    }
+    const address = clientAddress(request);
+    const fingerprint = hash('sha256', key);
+    const knownBlock = this.rateLimits.knownFailedAuthenticationBlock(address);
+    if (knownBlock !== null && !this.vouched.has(fingerprint)) return next(blockedAddress(knownBlock, response));
+    this.lookUp(key, fingerprint, address, response)
+      .then((caller) => this.admit(caller, request, response))
+      .then(() => next(), next);
   }
 
-  private async authenticate(key: string, request: AuthenticatedRequest, response: Response): Promise<void> {
-    const caller = this.apiKeys.recognise(key) ?? (await this.lookUp(key, clientAddress(request), response));
+  /** The caller's own limit, then the request goes on as theirs. */
+  private async admit(caller: string, request: AuthenticatedRequest, response: Response): Promise<void> {
     const state = await this.rateLimits.hitKey(caller);
     if (state !== null) {
       setRateLimitHeaders(response, state);
@@ -64,15 +78,11 @@ export class BearerKeyMiddleware implements NestMiddleware<AuthenticatedRequest,
   }
 
   /** A key not recognised without the store: looked up unless its address is blocked; a wrong one counts. */
-  private async lookUp(key: string, address: string, response: Response): Promise<string> {
-    const fingerprint = hash('sha256', key);
+  private async lookUp(key: string, fingerprint: string, address: string, response: Response): Promise<string> {
     const block = await this.rateLimits.failedAuthenticationBlock(address);
     // Telling a valid key from a guess needs the lookup the block exists to spare: only a key a
     // lookup accepted recently gets one. Any other key, valid or not, waits for the block to end.
-    if (block !== null && !this.vouched.has(fingerprint)) {
-      setRateLimitHeaders(response, block);
-      throw tooManyRequests(block, 'Too many failed authentications from this address');
-    }
+    if (block !== null && !this.vouched.has(fingerprint)) throw blockedAddress(block, response);
     const caller = await this.apiKeys.identify(key);
     if (caller !== null) {
       this.vouched.set(fingerprint, true);
@@ -82,10 +92,17 @@ export class BearerKeyMiddleware implements NestMiddleware<AuthenticatedRequest,
     const failures = await this.rateLimits.hitFailedAuthentication(address);
     if (failures !== null) {
       setRateLimitHeaders(response, failures);
-      if (failures.refused) throw tooManyRequests(failures, 'Too many failed authentications from this address');
+      if (failures.refused) throw tooManyRequests(failures, FAILED_AUTHENTICATIONS);
     }
     throw INVALID_KEY;
   }
+}
+
+const FAILED_AUTHENTICATIONS = 'Too many failed authentications from this address';
+
+function blockedAddress(block: RateLimitState, response: Response): ApiError {
+  setRateLimitHeaders(response, block);
+  return tooManyRequests(block, FAILED_AUTHENTICATIONS);
 }
 
 /**

@@ -1,4 +1,7 @@
-import { FlexibleRateLimits } from '../../../../../src/infrastructure/platform/rate-limits/flexible-rate-limits.js';
+import {
+  FlexibleRateLimits,
+  NoRateLimits,
+} from '../../../../../src/infrastructure/platform/rate-limits/flexible-rate-limits.js';
 
 describe('FlexibleRateLimits (in memory)', () => {
   it('reports the "per-key" budget of each request, and refuses the one past the quota', async () => {
@@ -40,5 +43,41 @@ describe('FlexibleRateLimits (in memory)', () => {
     expect(secondFailure).toMatchObject({ remaining: 0, refused: false });
     expect(blocked).toMatchObject({ policy: 'failed-auth', remaining: 0, refused: true });
     expect(await limits.failedAuthenticationBlock('192.0.2.2')).toBeNull();
+  });
+});
+
+describe('FlexibleRateLimits: the blocks an instance already knows', () => {
+  it('knows an address blocked from the hit refused, until its window ends, and nothing before', async () => {
+    let now = 1_000_000;
+    const limits = new FlexibleRateLimits({ perKeyPerMinute: 100, failedAuthenticationsPerMinute: 1 }, null, () => now);
+
+    await limits.hitFailedAuthentication('192.0.2.1');
+    expect(limits.knownFailedAuthenticationBlock('192.0.2.1')).toBeNull();
+    const refused = await limits.hitFailedAuthentication('192.0.2.1');
+    expect(refused).toMatchObject({ refused: true });
+
+    expect(limits.knownFailedAuthenticationBlock('192.0.2.1')).toEqual(refused);
+    expect(limits.knownFailedAuthenticationBlock('192.0.2.2')).toBeNull();
+    // The window's end, as the limiter gave it, to the second: the last second is still refused.
+    now += ((refused?.resetSeconds ?? 0) - 1) * 1000;
+    expect(limits.knownFailedAuthenticationBlock('192.0.2.1')).toMatchObject({ refused: true, resetSeconds: 1 });
+    now += 1000;
+    expect(limits.knownFailedAuthenticationBlock('192.0.2.1')).toBeNull();
+  });
+
+  it('knows a block it only looked at (the failures may have been counted by another instance)', async () => {
+    const limits = new FlexibleRateLimits({ perKeyPerMinute: 100, failedAuthenticationsPerMinute: 2 }, null);
+    await limits.hitFailedAuthentication('192.0.2.1');
+    await limits.hitFailedAuthentication('192.0.2.1');
+    expect(limits.knownFailedAuthenticationBlock('192.0.2.1')).toBeNull();
+
+    const looked = await limits.failedAuthenticationBlock('192.0.2.1');
+
+    expect(looked).toMatchObject({ policy: 'failed-auth', refused: true });
+    expect(limits.knownFailedAuthenticationBlock('192.0.2.1')).toEqual(looked);
+  });
+
+  it('remembers no block with rate limiting off', () => {
+    expect(new NoRateLimits().knownFailedAuthenticationBlock()).toBeNull();
   });
 });
