@@ -5,6 +5,10 @@ import { StoreUnavailableError } from '../../../application/platform/store-unava
 // 57014 statement timeout (an overloaded server), 55P03 lock_timeout (a lock held too long),
 // 25006 read-only transaction (the server reached is a standby now: a failover is under way).
 const UNAVAILABLE_SQLSTATE = /^(08|53|57P0[1-5]|57014|55P03|25006)/;
+// 55000 is any object not in the state a statement needs (a bug, as a rule), except this message:
+// a WAL function (the settled mark's look reads the primary's WAL position) reached a standby,
+// which is what the primary's address leads to for a moment while a failover promotes another.
+const STANDBY_REACHED = { code: '55000', message: /^recovery is in progress/ };
 // What pg and TypeORM say, without a code, when the server is gone or never answered.
 // TypeORM's QueryRunnerAlreadyReleasedError and QueryRunnerProviderAlreadyReleasedError: the
 // connection under a transaction died (a failover ended it) and TypeORM let go of it, COMMIT unsent.
@@ -18,6 +22,7 @@ export function isUnavailable(error: unknown): boolean {
   const code = 'code' in error ? String(error.code) : '';
   const message = 'message' in error ? String(error.message) : '';
   if (UNAVAILABLE_SQLSTATE.test(code)) return true;
+  if (code === STANDBY_REACHED.code && STANDBY_REACHED.message.test(message)) return true;
   // A SQLSTATE of another class (syntax, constraint, ...) is a bug, not an outage.
   if (/^[0-9A-Z]{5}$/.test(code)) return false;
   if (code.startsWith('E')) return true; // Node socket errors: ECONNREFUSED, ETIMEDOUT, ...

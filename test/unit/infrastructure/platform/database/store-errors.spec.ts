@@ -27,6 +27,13 @@ describe('isUnavailable', () => {
     expect(isUnavailable(withCode(code, 'Connection terminated'))).toBe(false);
   });
 
+  it('takes 55000 for an outage only when it says the server reached is in recovery (a standby, mid-failover)', () => {
+    // PostgreSQL's words when pg_current_wal_lsn() runs on a standby.
+    expect(isUnavailable(withCode('55000', 'recovery is in progress'))).toBe(true);
+    expect(isUnavailable(withCode('55000', 'cannot drop the currently open database'))).toBe(false);
+    expect(isUnavailable(withCode('55006', 'recovery is in progress'))).toBe(false);
+  });
+
   it('knows the driver messages that carry no code', () => {
     expect(isUnavailable(new Error('Connection terminated unexpectedly'))).toBe(true);
     // TypeORM's, when a failover ended the connection under a transaction.
