@@ -7,6 +7,7 @@ import { REDIS_COMMAND_TIMEOUT_MS } from '../../../../src/infrastructure/platfor
 import { InMemoryLookRedis } from '../../../support/in-memory-look-board.js';
 import { ScriptedStore } from '../../../support/scripted-store.js';
 import { TestClock } from '../../../support/test-clock.js';
+import { outcomeOf } from '../../../support/outcome.js';
 
 const MARKS = { waitLimitMs: 8000, minPollMs: 2, maxPollMs: 50 };
 const LOOKS: SharedLookOptions = { answerWaitMs: 250, retryMs: 1000 };
@@ -46,16 +47,6 @@ function setUp({ instances = 3, lookMs = 1, leaseMs = 1000, marks = MARKS } = {}
     cluster.push(instance);
   }
   return { clock, store, redis, cluster, a: cluster[0]!, b: cluster[1]!, c: cluster[2]! };
-}
-
-/** The promise's outcome so far: the mark, the error, or 'pending'. */
-function outcomeOf(promise: Promise<SettledMark>): { now(): SettledMark | Error | 'pending' } {
-  let outcome: SettledMark | Error | 'pending' = 'pending';
-  promise.then(
-    (mark) => (outcome = mark),
-    (error: Error) => (outcome = error),
-  );
-  return { now: () => outcome };
 }
 
 describe('SharedLooks: the settled marks of several instances through one look board', () => {

@@ -1,10 +1,10 @@
 import { SettleTimeoutError } from '../../../../src/application/pets/errors.js';
-import type { SettledMark } from '../../../../src/domain/pets/pet-repository.js';
 import { StoreUnavailableError } from '../../../../src/application/platform/store-unavailable-error.js';
 import type { MarkSnapshot } from '../../../../src/infrastructure/pets/mark-snapshot.js';
 import { SharedSettledMarks } from '../../../../src/infrastructure/pets/typeorm-settled-marks.js';
 import { ScriptedStore } from '../../../support/scripted-store.js';
 import { TestClock } from '../../../support/test-clock.js';
+import { outcomeOf } from '../../../support/outcome.js';
 
 const OPTIONS = { waitLimitMs: 8000, minPollMs: 2, maxPollMs: 50 };
 
@@ -18,16 +18,6 @@ function setUp(lookMs = 1) {
     refused: () => events.refused++,
   });
   return { clock, store, marks, events };
-}
-
-/** The promise's outcome so far: the mark, the error, or 'pending'. */
-function outcomeOf(promise: Promise<SettledMark>): { now(): SettledMark | Error | 'pending' } {
-  let outcome: SettledMark | Error | 'pending' = 'pending';
-  promise.then(
-    (mark) => (outcome = mark),
-    (error: Error) => (outcome = error),
-  );
-  return { now: () => outcome };
 }
 
 describe('SharedSettledMarks', () => {
