@@ -136,7 +136,7 @@ function sha256(key: string): Buffer {
   return digest('sha256', key, 'buffer');
 }
 
-/** The key's SHA-256 in hex: Node hands a hex digest over faster than a Buffer (docs/security.md). */
+/** The key's SHA-256 in hex: Node hands a hex digest over faster than a Buffer (docs/performance.md). */
 function callerId(key: string): string {
   return digest('sha256', key);
 }
