@@ -20,7 +20,8 @@
  *   npm run bench -- --profile    V8 CPU profiles of our service under the list and 401 scenarios
  *                                 (BENCH_PROFILE_SERVERS="ours,obvious-nest" profiles baselines too)
  *                                 (BENCH_PROFILE_SCENARIOS="create,get by id" picks others), written to
- *                                 BENCH_PROFILE_DIR (default /tmp/prof) and summarised by package
+ *                                 BENCH_PROFILE_DIR (default /tmp/prof) and summarised by package;
+ *                                 with --against <commit-ish>, that commit is profiled beside ours
  *   npm run bench -- --chart      only redraws docs/bench-node<major>.svg from the saved results
  *
  * A comparison is saved as bench/results/latest-node<major>.json too, and charted from that file.
@@ -132,7 +133,8 @@ const mode = process.argv.includes('--chart')
       : 'compare';
 const withPaging = mode === 'paging' || (mode === 'compare' && process.env.BENCH_QUICK !== '1');
 const against = optionValue('--against');
-if (against !== undefined && mode !== 'compare') throw new Error(`--against is for comparisons, not with --${mode}`);
+if (against !== undefined && mode !== 'compare' && mode !== 'profile')
+  throw new Error(`--against is for comparisons and profiles, not with --${mode}`);
 
 // Everything started is stopped once, last first, whether the run ends, fails, times out or is
 // interrupted. One clean-up, shared: an abort during the normal end must not close the database
@@ -212,7 +214,7 @@ async function main(): Promise<void> {
     return server;
   };
 
-  if (mode === 'profile') return profile(start, database.url);
+  if (mode === 'profile') return profile(start, database.url, previous?.spec);
 
   const ours = await start(OURS); // runs the migrations: seeding needs its tables
   const report: Record<string, unknown> = {
@@ -685,6 +687,7 @@ async function paging(ours: Server, databaseUrl: string): Promise<Record<string,
 async function profile(
   start: (spec: ServerSpec, env?: Record<string, string>) => Promise<Server>,
   databaseUrl: string,
+  previous?: ServerSpec,
 ): Promise<void> {
   const dir = process.env.BENCH_PROFILE_DIR ?? '/tmp/prof';
   await mkdir(dir, { recursive: true });
@@ -692,16 +695,17 @@ async function profile(
   await seedPets(databaseUrl, PETS, { baselines: true });
   await migrating.stop();
   const scenarios = comparisonScenarios(API_KEY, PETS).filter((scenario) => PROFILED.includes(scenario.name));
-  for (const [name, scenario] of PROFILED_SERVERS.flatMap((name) =>
-    scenarios.map((scenario) => [name, scenario] as const),
-  )) {
+  // With --against, the previous commit is profiled beside ours unless BENCH_PROFILE_SERVERS says otherwise.
+  const names =
+    process.env.BENCH_PROFILE_SERVERS === undefined && previous ? ['ours', previous.name] : PROFILED_SERVERS;
+  for (const [name, scenario] of names.flatMap((name) => scenarios.map((scenario) => [name, scenario] as const))) {
     const file = `${name.replace(/\W+/g, '-')}-${scenario.name.replace(/\W+/g, '-')}-${Date.now()}.cpuprofile`;
     // Through NODE_OPTIONS: the service starts from package.json's command, which has no room for flags.
-    const spec = [OURS, ...BASELINES].find((each) => each.name === name);
+    const spec = [OURS, ...(previous ? [previous] : []), ...BASELINES].find((each) => each.name === name);
     if (spec === undefined) throw new Error(`BENCH_PROFILE_SERVERS: no server named ${name}`);
     const server = await start(spec, {
       NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${dir} --cpu-prof-name=${file}`,
-      ...(spec === OURS ? {} : { DATABASE_URL: baselineUrl(databaseUrl) }),
+      ...(spec === OURS || spec === previous ? {} : { DATABASE_URL: baselineUrl(databaseUrl) }),
     });
     await measure(server, scenario, Math.max(warmupSeconds, 1));
     const from = Number(process.hrtime.bigint() / 1000n);
