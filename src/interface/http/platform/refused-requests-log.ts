@@ -52,16 +52,27 @@ export class RefusedRequestsLog implements OnApplicationShutdown {
   }
 }
 
+type Middleware = (request: Request, response: Response, next: NextFunction) => void;
+
 /**
- * Express's error handler behind authentication: the Error body, as the error filter writes it,
- * and a refusal counted in the log. Anything else that authentication failed with (the key store
- * unreachable: 503) is logged as every such answer is (error.filter.ts).
+ * Authentication on every path under `prefix` (`/v1` itself included), its refusals answered here:
+ * the Error body, as the error filter writes it, and a refusal counted in the log. Anything else
+ * that authentication failed with (the key store unreachable: 503) is logged as every such answer
+ * is (error.filter.ts). Checked here rather than mounted with `app.use(prefix, ...)`: Express would
+ * match the prefix's pattern and rewrite `request.url` around each of a mount's handlers, on every
+ * request. `request.path` is the pathname Express's own routing reads, matched as it matches (the
+ * app's routing is case-sensitive, node-protocol.ts).
  */
-export function answerRefused(log: RefusedRequestsLog) {
-  // Four parameters make it Express's error handler.
-  return (error: unknown, request: Request, response: Response, next: NextFunction): void => {
-    if (response.headersSent) return next(error);
-    answerWithError(error, request, response);
-    if (REFUSALS.has(response.statusCode)) log.count(clientAddress(request), response.statusCode);
+export function authenticateUnder(prefix: string, authenticate: Middleware, log: RefusedRequestsLog): Middleware {
+  const under = `${prefix}/`;
+  return (request, response, next) => {
+    const path = request.path;
+    if (path !== prefix && !path.startsWith(under)) return next();
+    authenticate(request, response, (error?: unknown) => {
+      if (error === undefined) return next();
+      if (response.headersSent) return next(error);
+      answerWithError(error, request, response);
+      if (REFUSALS.has(response.statusCode)) log.count(clientAddress(request), response.statusCode);
+    });
   };
 }
