@@ -1,3 +1,5 @@
+import { Logger } from '@nestjs/common';
+import { jest } from '@jest/globals';
 import { StoreUnavailableError } from '../../../../../src/application/platform/store-unavailable-error.js';
 import { ApiError } from '../../../../../src/interface/http/platform/api-error.js';
 import {
@@ -30,6 +32,30 @@ describe('RefusedRequestsLog', () => {
 
     expect(log.take()).toEqual([{ address: '198.51.100.7', statuses: { '429': 1 } }]);
     expect(log.take()).toEqual([]);
+  });
+
+  it('writes one line per address, from its own context, on each flush and at shutdown', () => {
+    const lines = jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
+    try {
+      const log = new RefusedRequestsLog();
+      log.count('203.0.113.9', 401);
+      log.count('198.51.100.7', 429);
+
+      log.flush();
+      log.count('203.0.113.9', 429);
+      log.onApplicationShutdown();
+
+      expect(lines.mock.calls).toEqual([
+        [{ address: '203.0.113.9', statuses: { '401': 1 }, msg: 'requests refused' }],
+        [{ address: '198.51.100.7', statuses: { '429': 1 }, msg: 'requests refused' }],
+        [{ address: '203.0.113.9', statuses: { '429': 1 }, msg: 'requests refused' }],
+      ]);
+      expect(lines.mock.contexts.map((logger) => (logger as { context: string }).context)).toEqual(
+        Array(3).fill('RefusedRequests'),
+      );
+    } finally {
+      lines.mockRestore();
+    }
   });
 
   it('counts addresses past the bound under "other", so that a flood from many addresses cannot grow it', () => {
