@@ -73,3 +73,27 @@ describe('paths', () => {
     },
   );
 });
+
+// The routes answer a request in absolute form (`GET http://host/v1/pets`) as they answer its path:
+// authentication must read the same path, or such a request would reach a route without a key.
+describe('a request target in absolute form', () => {
+  const absolute = (headers: string[]) =>
+    ['GET http://localhost/v1/pets HTTP/1.1', 'Host: localhost', ...headers, '', ''].join('\r\n');
+
+  it('needs a key like its path: 401 without one', async () => {
+    const answer = await rawExchange(service.server.url, absolute(['Connection: close']));
+
+    expect(answer.text).toMatch(/^HTTP\/1\.1 401 /);
+    expect(answer.text).toContain('{"code":"unauthorized","message":"Missing API key');
+  });
+
+  it('is answered as its path with a key: 200 and a page', async () => {
+    const answer = await rawExchange(
+      service.server.url,
+      absolute([`Authorization: Bearer ${TEST_API_KEY}`, 'Connection: close']),
+    );
+
+    expect(answer.text).toMatch(/^HTTP\/1\.1 200 /);
+    expect(answer.text).toMatch(/\r\n\r\n\[/);
+  });
+});
