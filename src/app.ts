@@ -20,7 +20,7 @@ import { type Config, petstoreConfig } from './infrastructure/platform/config.js
 import { ShutdownState } from './interface/http/platform/shutdown-state.js';
 import { BearerKeyMiddleware } from './interface/http/access/bearer-key.middleware.js';
 import { assignRequestId } from './interface/http/platform/logging.js';
-import { authenticateUnder, RefusedRequestsLog } from './interface/http/platform/refused-requests-log.js';
+import { authenticateApiPaths, RefusedRequestsLog } from './interface/http/platform/refused-requests-log.js';
 import { API_PREFIX } from './interface/http/platform/api-prefix.js';
 
 export { createExpressAdapter };
@@ -66,7 +66,7 @@ export async function configureApp(app: NestExpressApplication): Promise<NestExp
   // request log and Nest's own middleware), so that a refusal costs as little as it can; what is
   // refused is answered here, and counted in the refused-requests log (docs/security.md).
   const bearerKeys = app.get(BearerKeyMiddleware);
-  app.use(authenticateUnder(API_PREFIX, bearerKeys.use.bind(bearerKeys), app.get(RefusedRequestsLog)));
+  app.use(authenticateApiPaths(bearerKeys.use.bind(bearerKeys), app.get(RefusedRequestsLog)));
   app.setGlobalPrefix(API_PREFIX, { exclude: ['healthz', 'readyz', 'metrics'] });
   serveOpenApi(app, buildOpenApiDocument(app, servers));
   await app.init();

@@ -150,6 +150,7 @@ describe('response headers a security review expects', () => {
       await list(server, authorized),
       await list(server, {}),
       await fetch(`${server.url}/v1/nope`, { headers: authorized }),
+      await fetch(`${server.url}/v1`, { headers: authorized }),
     ]) {
       expect(response.headers.get('x-content-type-options')).toBe('nosniff');
       expect(response.headers.get('cache-control')).toBe('no-store');

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ShutdownState } from './shutdown-state.js';
-import { API_PREFIX } from './api-prefix.js';
+import { isApiPath } from './api-prefix.js';
 
 /**
  * Headers every answer of the API carries: never stored by caches (Cache-Control: no-store), and,
@@ -8,7 +8,7 @@ import { API_PREFIX } from './api-prefix.js';
  */
 export function answerHeaders(shutdown: ShutdownState) {
   return (request: IncomingMessage & { path: string }, response: ServerResponse, next: () => void): void => {
-    if (request.path.startsWith(`${API_PREFIX}/`)) {
+    if (isApiPath(request.path)) {
       response.setHeader('Cache-Control', 'no-store');
       // No validators are sent, so no conditional request can succeed; Express would still answer
       // `If-None-Match: *` with a 304.

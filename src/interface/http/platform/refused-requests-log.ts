@@ -1,6 +1,7 @@
 import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { Interval } from '@nestjs/schedule';
 import type { NextFunction, Request, Response } from 'express';
+import { isApiPath } from './api-prefix.js';
 import { clientAddress } from './client-address.js';
 import { answerWithError } from './error.filter.js';
 
@@ -55,19 +56,16 @@ export class RefusedRequestsLog implements OnApplicationShutdown {
 type Middleware = (request: Request, response: Response, next: NextFunction) => void;
 
 /**
- * Authentication on every path under `prefix` (`/v1` itself included), its refusals answered here:
- * the Error body, as the error filter writes it, and a refusal counted in the log. Anything else
- * that authentication failed with (the key store unreachable: 503) is logged as every such answer
- * is (error.filter.ts). Checked here rather than mounted with `app.use(prefix, ...)`: Express would
- * match the prefix's pattern and rewrite `request.url` around each of a mount's handlers, on every
- * request. `request.path` is the pathname Express's own routing reads, matched as it matches (the
- * app's routing is case-sensitive, node-protocol.ts).
+ * Authentication on every path of the API (`/v1` itself included, isApiPath), its refusals answered
+ * here: the Error body, as the error filter writes it, and a refusal counted in the log. Anything
+ * else that authentication failed with (the key store unreachable: 503) is logged as every such
+ * answer is (error.filter.ts). Checked here rather than mounted with `app.use(API_PREFIX, ...)`:
+ * Express would match the prefix's pattern and rewrite `request.url` around each of a mount's
+ * handlers, on every request. `request.path` is the pathname Express's own routing reads.
  */
-export function authenticateUnder(prefix: string, authenticate: Middleware, log: RefusedRequestsLog): Middleware {
-  const under = `${prefix}/`;
+export function authenticateApiPaths(authenticate: Middleware, log: RefusedRequestsLog): Middleware {
   return (request, response, next) => {
-    const path = request.path;
-    if (path !== prefix && !path.startsWith(under)) return next();
+    if (!isApiPath(request.path)) return next();
     authenticate(request, response, (error?: unknown) => {
       if (error === undefined) return next();
       if (response.headersSent) return next(error);

@@ -3,7 +3,7 @@ import { jest } from '@jest/globals';
 import { StoreUnavailableError } from '../../../../../src/application/platform/store-unavailable-error.js';
 import { ApiError } from '../../../../../src/interface/http/platform/api-error.js';
 import {
-  authenticateUnder,
+  authenticateApiPaths,
   MAX_COUNTED_ADDRESSES,
   RefusedRequestsLog,
 } from '../../../../../src/interface/http/platform/refused-requests-log.js';
@@ -73,8 +73,8 @@ describe('RefusedRequestsLog', () => {
   });
 });
 
-describe('authenticateUnder', () => {
-  type Authenticate = Parameters<typeof authenticateUnder>[1];
+describe('authenticateApiPaths', () => {
+  type Authenticate = Parameters<typeof authenticateApiPaths>[0];
   const requestFor = (path: string) => ({ path, method: 'GET', originalUrl: path, ip: '203.0.113.9', headers: {} });
 
   function responseSpy() {
@@ -104,7 +104,7 @@ describe('authenticateUnder', () => {
     const response = responseSpy();
     response.headersSent = headersSent;
     const nexts: unknown[][] = [];
-    authenticateUnder('/v1', authenticate, log)(requestFor(path) as never, response as never, (...args: unknown[]) => {
+    authenticateApiPaths(authenticate, log)(requestFor(path) as never, response as never, (...args: unknown[]) => {
       nexts.push(args);
     });
     return { authenticated, nexts, response, counted: log.take() };
