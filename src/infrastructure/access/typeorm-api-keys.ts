@@ -34,10 +34,17 @@ export class TypeOrmApiKeys extends ApiKeys {
   ) {
     super();
     this.environmentCallers = new Map(environmentKeys.map((key) => [key, callerId(key)]));
-    // lru-cache reads a ttl of 0 as "never expires": 0 seconds means no cache at all.
+    // lru-cache reads a ttl of 0 as "never expires": 0 seconds means no cache at all. Bounded by
+    // maxSize, one per entry: `max` would allocate room for every entry up front.
     this.verdicts =
       cache.seconds > 0
-        ? new LRUCache({ max: cache.maxEntries, ttl: cache.seconds * 1000, ttlResolution: 0, perf: { now } })
+        ? new LRUCache({
+            maxSize: cache.maxEntries,
+            sizeCalculation: () => 1,
+            ttl: cache.seconds * 1000,
+            ttlResolution: 0,
+            perf: { now },
+          })
         : null;
   }
 

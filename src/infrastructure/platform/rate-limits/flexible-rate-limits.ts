@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { type RateLimitPolicy, RateLimits, type RateLimitState } from '../../../application/platform/rate-limits.js';
@@ -89,7 +89,7 @@ export class NoRateLimits extends RateLimits {
 const WINDOW_SECONDS = 60;
 
 /** Keys remembered as refused, at most: a flood from many addresses cannot grow memory. */
-const MAX_KNOWN_REFUSALS = 10_000;
+export const MAX_KNOWN_REFUSALS = 10_000;
 
 /** One named limit: a quota per fixed one-minute window. */
 class Limit {
@@ -108,7 +108,14 @@ class Limit {
     redis: Redis | null,
     private readonly now: () => number,
   ) {
-    this.refusedUntil = new LRUCache({ max: MAX_KNOWN_REFUSALS, ttlResolution: 0, perf: { now } });
+    // Bounded by maxSize, one per entry, rather than by max, which allocates room for every
+    // entry up front: memory that every instance would hold, flood or not (docs/performance.md).
+    this.refusedUntil = new LRUCache({
+      maxSize: MAX_KNOWN_REFUSALS,
+      sizeCalculation: () => 1,
+      ttlResolution: 0,
+      perf: { now },
+    });
     const options = { keyPrefix, points: quota, duration: WINDOW_SECONDS };
     this.limiter =
       redis === null
@@ -169,7 +176,9 @@ class Limit {
  */
 export const REDIS_COMMAND_TIMEOUT_MS = 250;
 
-export function connectRedis(url: string): Redis {
+export async function connectRedis(url: string): Promise<Redis> {
+  // Loaded here, not at start-up: an instance without REDIS_URL never holds the driver.
+  const { Redis } = await import('ioredis');
   return new Redis(url, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,

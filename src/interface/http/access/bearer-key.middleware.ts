@@ -42,8 +42,15 @@ export class BearerKeyMiddleware implements NestMiddleware<AuthenticatedRequest,
     private readonly rateLimits: RateLimits,
   ) {}
 
-  /** SHA-256 of keys a store lookup accepted (never the keys); a guess never gets in. */
-  private readonly vouched = new LRUCache<string, true>({ max: 10_000, ttl: VOUCHED_SECONDS * 1000 });
+  /**
+   * SHA-256 of keys a store lookup accepted (never the keys); a guess never gets in. Bounded by
+   * maxSize, one per entry: `max` would allocate room for every entry up front.
+   */
+  private readonly vouched = new LRUCache<string, true>({
+    maxSize: 10_000,
+    sizeCalculation: () => 1,
+    ttl: VOUCHED_SECONDS * 1000,
+  });
 
   /**
    * A refusal goes to `next(error)`. A request without a key, and a guess from an address this

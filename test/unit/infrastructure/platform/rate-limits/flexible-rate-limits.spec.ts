@@ -1,5 +1,6 @@
 import {
   FlexibleRateLimits,
+  MAX_KNOWN_REFUSALS,
   NoRateLimits,
 } from '../../../../../src/infrastructure/platform/rate-limits/flexible-rate-limits.js';
 
@@ -75,6 +76,22 @@ describe('FlexibleRateLimits: the blocks an instance already knows', () => {
 
     expect(looked).toMatchObject({ policy: 'failed-auth', refused: true });
     expect(limits.knownFailedAuthenticationBlock('192.0.2.1')).toEqual(looked);
+  });
+
+  it(`remembers at most ${MAX_KNOWN_REFUSALS} blocked addresses, forgetting the least recent: a flood from many addresses cannot grow memory`, async () => {
+    const limits = new FlexibleRateLimits({ perKeyPerMinute: 100, failedAuthenticationsPerMinute: 1 }, null);
+    const addresses = Array.from(
+      { length: MAX_KNOWN_REFUSALS + 1 },
+      (_, i) => `10.${i >> 16}.${(i >> 8) & 255}.${i & 255}`,
+    );
+    for (const address of addresses) {
+      await limits.hitFailedAuthentication(address);
+      await limits.hitFailedAuthentication(address);
+    }
+
+    expect(limits.knownFailedAuthenticationBlock(addresses[0] ?? '')).toBeNull();
+    expect(limits.knownFailedAuthenticationBlock(addresses[1] ?? '')).toMatchObject({ refused: true });
+    expect(limits.knownFailedAuthenticationBlock(addresses.at(-1) ?? '')).toMatchObject({ refused: true });
   });
 
   it('remembers no block with rate limiting off', () => {
