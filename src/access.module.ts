@@ -36,10 +36,10 @@ const CONFIG = petstoreConfig.KEY;
 })
 export class AccessModule {}
 
-function rateLimitsFor(config: Config): RateLimits {
+async function rateLimitsFor(config: Config): Promise<RateLimits> {
   if (config.rateLimit === null) return new NoRateLimits();
   if (config.redisUrl === null) return new FlexibleRateLimits(config.rateLimit, null);
-  const redis = connectRedis(config.redisUrl);
+  const redis = await connectRedis(config.redisUrl);
   const logger = new Logger('Redis');
   redis.on('error', (error: Error) => logger.warn(`${error.message}; rate limits are counted per process meanwhile`));
   return new FlexibleRateLimits(config.rateLimit, redis);

@@ -9,12 +9,12 @@ import { authorized, startServer, type TestServer } from '../support/server.js';
 let database: TestDatabase;
 let redis: TestRedis;
 let server: TestServer;
-let client: ReturnType<typeof connectRedis>;
+let client: Awaited<ReturnType<typeof connectRedis>>;
 
 beforeAll(async () => {
   database = await openTestDatabase();
   redis = await startRedis();
-  client = connectRedis(redis.url);
+  client = await connectRedis(redis.url);
   client.on('error', () => undefined);
   server = await startServer(database, {
     rateLimits: new FlexibleRateLimits({ perKeyPerMinute: 10_000, failedAuthenticationsPerMinute: 10_000 }, client),

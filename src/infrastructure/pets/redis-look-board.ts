@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import pTimeout from 'p-timeout';
 import { connectRedis } from '../platform/rate-limits/flexible-rate-limits.js';
 import { propertyOf } from '../platform/property-of.js';
@@ -121,7 +121,8 @@ export async function openRedisLookBoard(
   namespace: string,
   log: (line: string) => void,
 ): Promise<RedisLookBoard> {
-  const commands = connectRedis(url);
+  const commands = await connectRedis(url);
+  const { Redis } = await import('ioredis');
   const subscriber = new Redis(url, { connectTimeout: 2000, maxRetriesPerRequest: null });
   // A failure shows in SharedLooks' log line and in /readyz; the clients reconnect on their own.
   for (const client of [commands, subscriber]) client.on('error', () => undefined);

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import { createRequire } from 'node:module';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { RequestMethod } from '@nestjs/common';
 import type { Params } from 'nestjs-pino';
 import type { Options } from 'pino-http';
 import { type DestinationStream, type Logger, pino } from 'pino';
-import pinoPretty, { type MessageFormatFunc } from 'pino-pretty';
+import type { default as PinoPretty, MessageFormatFunc } from 'pino-pretty';
 import type { LevelWithSilent } from 'pino';
 import { routeOf } from './metrics.js';
 import { pathOf } from './request-path.js';
@@ -92,8 +93,10 @@ export function loggerParams(
 /**
  * The pretty log: pino-pretty in this thread, writing synchronously, so that its lines and the
  * first-run key banner (written straight to stdout) come out in the order they were written.
+ * Required here, not imported: a JSON log (production's) never loads it.
  */
 function prettyStream(destination: DestinationStream | 1 | 2, colour: boolean): DestinationStream {
+  const pinoPretty = createRequire(import.meta.url)('pino-pretty') as typeof PinoPretty;
   return pinoPretty({
     destination,
     sync: true,

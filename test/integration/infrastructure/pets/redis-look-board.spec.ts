@@ -29,7 +29,7 @@ describeLookBoardContract('RedisLookBoard', () => {
     namespace = randomUUID();
     boards.splice(0);
     for (let i = 0; i < 2; i++) {
-      const board = await new RedisLookBoard(connectRedis(redis.url), new Redis(redis.url), namespace).open();
+      const board = await new RedisLookBoard(await connectRedis(redis.url), new Redis(redis.url), namespace).open();
       opened.push(board);
       boards.push(board);
     }
@@ -44,7 +44,13 @@ describeLookBoardContract('RedisLookBoard', () => {
 
 describe('RedisLookBoard on a Redis shared with other databases and other writers', () => {
   async function boardIn(namespace: string, log?: (line: string) => void): Promise<RedisLookBoard> {
-    const board = await new RedisLookBoard(connectRedis(redis.url), new Redis(redis.url), namespace, 1000, log).open();
+    const board = await new RedisLookBoard(
+      await connectRedis(redis.url),
+      new Redis(redis.url),
+      namespace,
+      1000,
+      log,
+    ).open();
     opened.push(board);
     return board;
   }

@@ -55,7 +55,7 @@ afterAll(async () => {
 
 /** An instance's marks on its pool, counting the looks it sends there. */
 async function instanceOn(pool: DataSource): Promise<Instance> {
-  const board = await new RedisLookBoard(connectRedis(redis.url), new Redis(redis.url), namespace).open();
+  const board = await new RedisLookBoard(await connectRedis(redis.url), new Redis(redis.url), namespace).open();
   const log: string[] = [];
   const instance: Instance = {
     pool,

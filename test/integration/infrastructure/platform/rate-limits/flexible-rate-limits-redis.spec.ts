@@ -6,11 +6,11 @@ import {
 import { startRedis, type TestRedis } from '../../../../support/redis-server.js';
 
 let redis: TestRedis;
-const clients: Array<ReturnType<typeof connectRedis>> = [];
+const clients: Array<Awaited<ReturnType<typeof connectRedis>>> = [];
 
 /** One instance's limits, once its Redis client is ready (before, the limiter counts in memory). */
 async function instance(): Promise<FlexibleRateLimits> {
-  const client = connectRedis(redis.url);
+  const client = await connectRedis(redis.url);
   client.on('error', () => undefined);
   clients.push(client);
   if (client.status !== 'ready') await once(client, 'ready');
