@@ -22,6 +22,8 @@ const INVALID_KEY = new ApiError(401, 'Invalid API key', { 'WWW-Authenticate': `
  * steady use keeps working through a block that someone else's wrong keys caused.
  */
 const VOUCHED_SECONDS = 600;
+/** Keys vouched for at most; past that, the least recently vouched is forgotten. */
+export const MAX_VOUCHED_KEYS = 10_000;
 
 /**
  * `Authorization: Bearer <key>` (scheme case-insensitive) on every path under /v1, and the rate
@@ -47,7 +49,7 @@ export class BearerKeyMiddleware implements NestMiddleware<AuthenticatedRequest,
    * maxSize, one per entry: `max` would allocate room for every entry up front.
    */
   private readonly vouched = new LRUCache<string, true>({
-    maxSize: 10_000,
+    maxSize: MAX_VOUCHED_KEYS,
     sizeCalculation: () => 1,
     ttl: VOUCHED_SECONDS * 1000,
   });
