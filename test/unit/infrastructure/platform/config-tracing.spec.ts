@@ -35,6 +35,23 @@ describe('loadConfig: tracingEndpoint', () => {
   });
 
   it.each([
+    'always_on',
+    'always_off',
+    'traceidratio',
+    'parentbased_always_on',
+    'parentbased_always_off',
+    'parentbased_traceidratio',
+  ])('accepts the sampler %s', (sampler) => {
+    expect(loadConfig({ ...ENDPOINT, OTEL_TRACES_SAMPLER: sampler }).tracingEndpoint).toBe('http://collector:4318');
+  });
+
+  it('names the sampler a wrong ratio was given for', () => {
+    expect(refusal({ ...ENDPOINT, OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '2' })).toBe(
+      'OTEL_TRACES_SAMPLER_ARG must be a ratio from 0 to 1 for traceidratio (got "2")',
+    );
+  });
+
+  it.each([
     [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }, /^OTEL_EXPORTER_OTLP_ENDPOINT must be an http/],
     [{ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'not a url' }, /^OTEL_EXPORTER_OTLP_TRACES_ENDPOINT must be an http/],
     [

@@ -1,4 +1,4 @@
-import { loadConfig } from '../../../../src/infrastructure/platform/config.js';
+import { loadConfig, logFormatOf } from '../../../../src/infrastructure/platform/config.js';
 import { refusal } from '../../../support/config.js';
 
 // Each variable at the edges of what it accepts; config.spec.ts covers the defaults and a full .env.
@@ -168,5 +168,20 @@ describe('loadConfig, value by value', () => {
       'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "loud"',
     );
     expect(refusal({ LOG_FORMAT: 'XML' })).toMatch(/^LOG_FORMAT must be json or pretty, got "xml"$/i);
+  });
+});
+
+describe('logFormatOf', () => {
+  it.each([
+    [undefined, true, 'pretty'],
+    [undefined, false, 'json'],
+    ['', true, 'pretty'],
+    ['  ', false, 'json'],
+    [' JSON ', true, 'json'],
+    ['Pretty', false, 'pretty'],
+    ['xml', true, null],
+    ['jsonl', false, null],
+  ])('reads LOG_FORMAT=%j, stdout a terminal: %s, as %s', (value, terminal, format) => {
+    expect(logFormatOf(value, terminal)).toBe(format);
   });
 });
