@@ -348,6 +348,8 @@ async function floodRounds(flood: FloodScenario, servers: Server[], services: Se
     const { ordinary, flood: flooding } = await measureUnderFlood(server, flood, seconds);
     ordinary.cpuUsPerRequest = NaN;
     flooding.cpuUsPerRequest = NaN;
+    ordinary.databaseCpuUsPerRequest = NaN;
+    flooding.databaseCpuUsPerRequest = NaN;
     const flooded = { scenario: names.flooded, server: server.name, round, ...ordinary };
     const floodRun = { scenario: names.flood, server: server.name, round, ...flooding };
     for (const run of [alone, flooded, floodRun]) printRun(run);
@@ -503,11 +505,14 @@ function printMeans(runs: Run[], servers: string[]): Record<string, Record<strin
         mean.p50Ms.toFixed(2),
         mean.p99Ms.toFixed(2),
         Number.isNaN(mean.cpuUsPerRequest) ? '-' : mean.cpuUsPerRequest.toFixed(0),
+        mean.databaseCpuUsPerRequest > 0 ? mean.databaseCpuUsPerRequest.toFixed(0) : '-',
         mean.failures > 0 ? `${mean.failures} FAILED` : '0',
       ]);
   }
   console.log(`\nMeans of the rounds, Node ${process.version}:\n`);
-  console.log(markdownTable(['scenario', 'server', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'failures'], rows));
+  console.log(
+    markdownTable(['scenario', 'server', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'DB CPU µs/req', 'failures'], rows),
+  );
   return means;
 }
 
@@ -520,6 +525,7 @@ function printRatios(ratios: Record<string, Record<string, Comparison>>, ours: s
       formatRatio(comparison.requestsPerSecond),
       formatRatio(comparison.p99),
       comparison.cpuPerRequest.toFixed(2),
+      Number.isFinite(comparison.databaseCpuPerRequest) ? comparison.databaseCpuPerRequest.toFixed(2) : '-',
       comparison.requestsPerSecond.perRound.map((ratio) => ratio.toFixed(2)).join(' '),
       comparison.failed ? 'not comparable (failures)' : '',
     ]),
@@ -529,7 +535,10 @@ function printRatios(ratios: Record<string, Record<string, Comparison>>, ours: s
   );
   console.log(`${trustRule()}\n`);
   console.log(
-    markdownTable(['scenario', 'ratio', 'rounds', 'req/s', 'p99', 'CPU/req', 'req/s ratio per round', 'note'], rows),
+    markdownTable(
+      ['scenario', 'ratio', 'rounds', 'req/s', 'p99', 'CPU/req', 'DB CPU/req', 'req/s ratio per round', 'note'],
+      rows,
+    ),
   );
 }
 
@@ -745,6 +754,7 @@ function meanOf(runs: Measurement[]): Measurement {
     p50Ms: sum((run) => run.p50Ms) / runs.length,
     p99Ms: sum((run) => run.p99Ms) / runs.length,
     cpuUsPerRequest: sum((run) => run.cpuUsPerRequest) / runs.length,
+    databaseCpuUsPerRequest: sum((run) => run.databaseCpuUsPerRequest) / runs.length,
     peakRssMiB: Math.max(...runs.map((run) => run.peakRssMiB)),
     requests: sum((run) => run.requests),
     failures: sum((run) => run.failures),

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CLIENT_CPU, cpuSeconds, peakRssMiB, type Server } from './servers.js';
+import { CLIENT_CPU, cpuSeconds, databaseCpuSeconds, peakRssMiB, type Server } from './servers.js';
 import { runWrk } from './wrk.js';
 
 export const CONNECTIONS = 32;
@@ -32,6 +32,8 @@ export type Measurement = {
   p99Ms: number;
   /** CPU time (user + system) of the server process over the measured window, per request. */
   cpuUsPerRequest: number;
+  /** CPU time of PostgreSQL's processes over the same window, per request (0: PostgreSQL is elsewhere). */
+  databaseCpuUsPerRequest: number;
   /** Peak resident set of the server process since it started (VmHWM). */
   peakRssMiB: number;
   requests: number;
@@ -125,6 +127,7 @@ export function pagingScenarios(apiKey: string, deepCursor: string): Scenario[] 
 /** CONNECTIONS connections of wrk for `seconds`; the server's CPU time is read around the run. */
 export async function measure(server: Server, scenario: Scenario, seconds: number): Promise<Measurement> {
   const cpuBefore = cpuSeconds(server.pid);
+  const databaseCpuBefore = databaseCpuSeconds();
   const result = await runWrk({
     url: `${server.url}${scenario.randomIdUpTo === undefined ? scenario.path : '/'}`,
     connections: scenario.connections ?? CONNECTIONS,
@@ -138,6 +141,7 @@ export async function measure(server: Server, scenario: Scenario, seconds: numbe
     cpu: CLIENT_CPU,
   });
   const cpu = cpuSeconds(server.pid) - cpuBefore;
+  const databaseCpu = databaseCpuSeconds() - databaseCpuBefore;
   server.assertRunning(); // a dead server answers nothing: no figures, but its last words
   const { connect, read, write, timeout } = result.errors;
   const socketErrors = connect + read + write + timeout;
@@ -146,6 +150,7 @@ export async function measure(server: Server, scenario: Scenario, seconds: numbe
     p50Ms: result.latencyUs.p50 / 1000,
     p99Ms: result.latencyUs.p99 / 1000,
     cpuUsPerRequest: (1e6 * cpu) / Math.max(result.requests, 1),
+    databaseCpuUsPerRequest: (1e6 * databaseCpu) / Math.max(result.requests, 1),
     peakRssMiB: peakRssMiB(server.pid),
     requests: result.requests,
     failures: result.requests - acceptedCount(scenario, result.statuses) + socketErrors,
@@ -165,6 +170,7 @@ export async function measureLatency(server: Server, scenario: Scenario, seconds
   const statuses: Record<string, number> = {};
   let socketErrors = 0;
   const cpuBefore = cpuSeconds(server.pid);
+  const databaseCpuBefore = databaseCpuSeconds();
   const deadline = performance.now() + seconds * 1000;
   try {
     while (performance.now() < deadline) {
@@ -178,6 +184,7 @@ export async function measureLatency(server: Server, scenario: Scenario, seconds
     agent.destroy();
   }
   const cpu = cpuSeconds(server.pid) - cpuBefore;
+  const databaseCpu = databaseCpuSeconds() - databaseCpuBefore;
   server.assertRunning();
   latenciesMs.sort((a, b) => a - b);
   const at = (quantile: number): number =>
@@ -187,6 +194,7 @@ export async function measureLatency(server: Server, scenario: Scenario, seconds
     p50Ms: at(0.5),
     p99Ms: at(0.99),
     cpuUsPerRequest: (1e6 * cpu) / Math.max(latenciesMs.length, 1),
+    databaseCpuUsPerRequest: (1e6 * databaseCpu) / Math.max(latenciesMs.length, 1),
     peakRssMiB: peakRssMiB(server.pid),
     requests: latenciesMs.length,
     failures: latenciesMs.length - acceptedCount(scenario, statuses),

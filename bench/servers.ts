@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { closeSync, existsSync, openSync, readFileSync, realpathSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -140,6 +140,23 @@ export function cpuSeconds(pid: number): number {
   const stat = readProc(pid, 'stat');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11] ?? 0) + Number(fields[12] ?? 0)) / TICKS_PER_SECOND;
+}
+
+/**
+ * CPU time (user + system) of every PostgreSQL process on this machine so far, with what those that
+ * have ended used (their parent's cutime and cstime): the database's work for a run, which the
+ * server's own figure leaves out. 0 when PostgreSQL runs on another machine.
+ */
+export function databaseCpuSeconds(): number {
+  let ticks = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = readProc(Number(entry), 'stat');
+    if (!stat.startsWith(`${entry} (postgres) `)) continue;
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    ticks += Number(fields[11] ?? 0) + Number(fields[12] ?? 0) + Number(fields[13] ?? 0) + Number(fields[14] ?? 0);
+  }
+  return ticks / TICKS_PER_SECOND;
 }
 
 /** The process's peak resident set since it started (VmHWM). */

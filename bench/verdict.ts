@@ -14,6 +14,8 @@ export type Comparison = {
   p99: RatioSummary;
   /** The median of the rounds' CPU-per-request ratios: context, not a verdict. */
   cpuPerRequest: number;
+  /** The same for PostgreSQL's CPU per request (NaN when PostgreSQL runs on another machine). */
+  databaseCpuPerRequest: number;
   /** A run of either server had wrong statuses or socket errors: the ratios mean nothing. */
   failed: boolean;
 };
@@ -37,6 +39,7 @@ export function compareScenario(
         requestsPerSecond: summariseRatios(ratios((run) => run.requestsPerSecond)),
         p99: summariseRatios(ratios((run) => run.p99Ms)),
         cpuPerRequest: median(ratios((run) => run.cpuUsPerRequest)),
+        databaseCpuPerRequest: median(ratios((run) => run.databaseCpuUsPerRequest)),
         failed: pairs.some(({ our, theirs }) => our.failures > 0 || theirs.failures > 0),
       };
       return [other, comparison];
