@@ -135,11 +135,9 @@ async function stop(
 /** Clock ticks per second of /proc/<pid>/stat's CPU times. */
 const TICKS_PER_SECOND = Number(spawnSync('getconf', ['CLK_TCK']).stdout?.toString().trim()) || 100;
 
-/** CPU time (user + system) the process has used so far: fields 14 and 15 of /proc/<pid>/stat. */
+/** CPU time (user + system) the process has used so far. */
 export function cpuSeconds(pid: number): number {
-  const stat = readProc(pid, 'stat');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11] ?? 0) + Number(fields[12] ?? 0)) / TICKS_PER_SECOND;
+  return cpuTicks(readProc(pid, 'stat'), { withEndedChildren: false }) / TICKS_PER_SECOND;
 }
 
 /**
@@ -152,11 +150,18 @@ export function databaseCpuSeconds(): number {
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     const stat = readProc(Number(entry), 'stat');
-    if (!stat.startsWith(`${entry} (postgres) `)) continue;
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    ticks += Number(fields[11] ?? 0) + Number(fields[12] ?? 0) + Number(fields[13] ?? 0) + Number(fields[14] ?? 0);
+    if (stat.startsWith(`${entry} (postgres) `)) ticks += cpuTicks(stat, { withEndedChildren: true });
   }
   return ticks / TICKS_PER_SECOND;
+}
+
+/** Fields 14 and 15 of /proc/<pid>/stat (utime, stime), and 16 and 17 (cutime, cstime) when asked. */
+function cpuTicks(stat: string, { withEndedChildren }: { withEndedChildren: boolean }): number {
+  const fields = stat
+    .slice(stat.lastIndexOf(')') + 2)
+    .split(' ')
+    .slice(11, withEndedChildren ? 15 : 13);
+  return fields.reduce((sum, field) => sum + Number(field), 0);
 }
 
 /** The process's peak resident set since it started (VmHWM). */
