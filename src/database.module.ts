@@ -84,11 +84,11 @@ function replicasFor(
   scheduler: SchedulerRegistry,
 ): TypeOrmReplicas {
   const logger = new Logger('Replicas');
-  const replicas = new TypeOrmReplicas(ds, config.databaseReplicaUrls, {
+  // Its checks start in its onApplicationBootstrap.
+  return new TypeOrmReplicas(ds, config.databaseReplicaUrls, {
     maxLagSeconds: config.databaseReplicaMaxLagSeconds,
     optionsFor: (url, waits) => dataSourceOptions(url, server.schema, waits),
     log: (line) => logger.warn(line),
+    scheduler,
   });
-  replicas.scheduleChecks(scheduler);
-  return replicas;
 }

@@ -39,13 +39,13 @@ export function describePetRepositoryContract(name: string, setup: () => { repos
       expect(listed).toEqual(added.slice(1));
     });
 
-    it('lists only pets up to the settled mark', async () => {
+    it('lists only pets up to the high-water mark', async () => {
       const added = [];
       for (const name of ['a', 'b', 'c']) added.push(await repository().add(aNewPet({ name })));
-      const settled = { upToId: added[1]?.id ?? 0, position: '0/0' };
+      const upTo = { upToId: added[1]?.id ?? 0 };
 
-      expect(await repository().list({ limit: 10, settled })).toEqual(added.slice(0, 2));
-      expect(await repository().list({ status: 'available', limit: 10, settled })).toEqual(added.slice(0, 2));
+      expect(await repository().list({ limit: 10, upTo })).toEqual(added.slice(0, 2));
+      expect(await repository().list({ status: 'available', limit: 10, upTo })).toEqual(added.slice(0, 2));
     });
 
     it('filters by status', async () => {

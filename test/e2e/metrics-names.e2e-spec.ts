@@ -178,7 +178,7 @@ describe('alerting rules and the dashboard', () => {
         'process_cpu_seconds_total',
         'pets_list_mark_unavailable_total',
         'pets_list_mark_wait_seconds_bucket',
-        'pets_settled_mark_age_seconds',
+        'pets_high_water_mark_age_seconds',
       ]),
     );
   });

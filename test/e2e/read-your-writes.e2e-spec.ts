@@ -119,7 +119,10 @@ describe('read your writes across instances that share their marks through Redis
 
     expect(missed).toEqual([]);
     expect(whilePaused).toEqual(
-      Array(3).fill({ status: 'ok', degraded: [expect.stringContaining('each instance reads its own settled marks')] }),
+      Array(3).fill({
+        status: 'ok',
+        degraded: [expect.stringContaining('each instance reads its own high-water marks')],
+      }),
     );
   });
 });

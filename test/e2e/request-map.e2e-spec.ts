@@ -18,6 +18,7 @@ const GROUPS = [
   { name: 'access', what: 'who may call', holds: /^src\/(interface|application|domain)\/.*access\// },
   { name: 'pets', what: 'the product', holds: /^src\/(interface|application|domain)\/.*pets\// },
   { name: 'store', what: 'what the request drives: PostgreSQL, the rate limits', holds: /^src\/infrastructure\// },
+  { name: 'wiring', what: "a transaction's adapters, bound where PetRepository is", holds: /^src\/[^/]+\.module\.ts$/ },
 ];
 
 const sink = new Writable({ write: (_chunk, _encoding, done) => done() });

@@ -1,6 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
+import { TypeOrmIdempotencyKeys } from '../../src/infrastructure/pets/typeorm-idempotency-keys.js';
+import { TypeOrmPetRepository } from '../../src/infrastructure/pets/typeorm-pet-repository.js';
+import { TypeOrmPetTransactions } from '../../src/infrastructure/pets/typeorm-pet-transactions.js';
 import { dataSourceOptions } from '../../src/infrastructure/schema/data-source-options.js';
 import {
   type EmbeddedDatabase,
@@ -54,4 +57,12 @@ async function runSql(url: string, sql: string): Promise<void> {
   } finally {
     await client.end();
   }
+}
+
+/** The transactions as pets.module.ts binds them: the pets and keys adapters on each transaction's manager. */
+export function petTransactionsOn(dataSource: DataSource): TypeOrmPetTransactions {
+  return new TypeOrmPetTransactions(dataSource, {
+    pets: (manager) => new TypeOrmPetRepository(manager),
+    keys: (manager) => new TypeOrmIdempotencyKeys(manager),
+  });
 }

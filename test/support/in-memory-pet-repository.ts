@@ -27,8 +27,8 @@ export class InMemoryPetRepository extends PetRepository {
     return this.lastId;
   }
 
-  list({ status, afterId = 0, limit, settled }: PetListQuery): Promise<Pet[]> {
-    const upToId = settled?.upToId ?? Number.MAX_SAFE_INTEGER;
+  list({ status, afterId = 0, limit, upTo }: PetListQuery): Promise<Pet[]> {
+    const upToId = upTo?.upToId ?? Number.MAX_SAFE_INTEGER;
     return Promise.resolve(
       [...this.pets.values()]
         .filter((pet) => pet.id > afterId && pet.id <= upToId && (status === undefined || pet.status === status))

@@ -16,11 +16,24 @@ export class IdempotencyKeyReusedError extends Error {
   }
 }
 
-/** The creates a fresh settled mark waited for did not end within the store's own limits on them. */
-export class SettleTimeoutError extends Error {
-  override readonly name = 'SettleTimeoutError';
+/** The creates a fresh high-water mark waited for did not end within the store's own limits on them. */
+export class WritersStillInFlightError extends Error {
+  override readonly name = 'WritersStillInFlightError';
 
   constructor() {
-    super('The creates in flight did not settle in time');
+    super('The creates in flight did not end in time');
+  }
+}
+
+/**
+ * The store cannot vouch for its ids now: something the paging guarantee rests on is off (a pets
+ * trigger disabled, the id sequence set back behind the ids stored). `problem` says what, and how
+ * to mend it; lists (and creates, while the sequence is behind) are refused until it is mended.
+ */
+export class UnguardedStoreError extends Error {
+  override readonly name = 'UnguardedStoreError';
+
+  constructor(readonly problem: string) {
+    super(`The store cannot vouch for its ids: ${problem}`);
   }
 }

@@ -1,32 +1,33 @@
-import type { PetRepository, SettledMark } from '../../domain/pets/pet-repository.js';
+import type { HighWaterMark, PetRepository } from '../../domain/pets/pet-repository.js';
 
 // The ports the pets' use cases need besides the domain's PetRepository. Each abstract class is
 // also its DI token; every method may throw StoreUnavailableError (application/platform).
 
 /**
- * Where the pets' ids are settled. Creates overlap, so id 8 may be committed while id 7 is still
- * in flight: a page that served 8 before 7 had settled would send a client paging on past 7 for
- * good. Pages serve only pets at or below a mark.
+ * The pets' high-water marks. Creates overlap, so id 8 may be committed while id 7 is still in
+ * flight: a page that served 8 before 7 had settled would send a client paging on past 7 for good.
+ * Pages serve only pets at or below a mark.
  */
-export abstract class SettledMarks {
+export abstract class HighWaterMarks {
   /** The last mark read, if any. */
-  abstract last(): SettledMark | null;
+  abstract last(): HighWaterMark | null;
   /**
    * A mark read after this call: every create acknowledged before it is at or below the mark. It
    * waits for the creates in flight when it is read, never for later ones; throws
-   * StoreUnavailableError when the store does not answer, SettleTimeoutError when those creates
-   * outlast the store's own limits on them. Never an older mark instead.
+   * StoreUnavailableError when the store does not answer, WritersStillInFlightError when those
+   * creates outlast the store's own limits on them, UnguardedStoreError when the store cannot
+   * vouch for its ids. Never an older mark instead.
    */
-  abstract fresh(): Promise<SettledMark>;
+  abstract fresh(): Promise<HighWaterMark>;
 }
 
-/** What the settled marks report as they happen, for the metrics. */
-export abstract class SettledMarkEvents {
+/** What the high-water marks report as they happen, for the metrics. */
+export abstract class HighWaterMarkEvents {
   /** A fresh mark was read (the instance now holds one this new). */
   abstract read(): void;
   /** How long one list waited for its fresh mark: for the creates in flight, mostly. */
   abstract waited(seconds: number): void;
-  /** A list got no fresh mark (the store did not answer, or the creates outlasted their limits). */
+  /** A list got no fresh mark (the store did not answer, the creates outlasted their limits, a guard is off). */
   abstract refused(): void;
 }
 

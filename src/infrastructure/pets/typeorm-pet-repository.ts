@@ -1,14 +1,16 @@
 import type { QueryConfig } from 'pg';
 import type { EntityManager } from 'typeorm';
 import { isPetStatus, type NewPet, type Pet, type PetStatus } from '../../domain/pets/pet.js';
-import { PetRepository, type PetListQuery } from '../../domain/pets/pet-repository.js';
+import { UnguardedStoreError } from '../../application/pets/errors.js';
+import { PetRepository, type PetListQuery, StaleMarkError } from '../../domain/pets/pet-repository.js';
 import { fromBigint } from '../platform/database/bigint.js';
-import { translateStoreErrors } from '../platform/database/store-errors.js';
+import { retryingWhatTheStoreAsks, translateStoreErrors } from '../platform/database/store-errors.js';
 import { propertyOf } from '../platform/property-of.js';
+import { WalHighWaterMark } from './high-water-marks.js';
 
-// The pets in PostgreSQL. How creates, settled marks and replica reads keep paging exact is told
-// in docs/internals.md ("Exact paging"); typeorm-settled-marks.ts and the replica files build on
-// the lock and the page statement declared here.
+// The pets in PostgreSQL. How creates, high-water marks and replica reads keep paging exact is told
+// in docs/internals.md ("Exact paging"); the marks' reading and the replica files build on the
+// page statements declared here.
 
 // Fixed statements rather than find() and insert(): TypeORM's query builders rebuilt the same SQL
 // and hydrated entities on every call, a share of each request measured in docs/performance.md.
@@ -24,17 +26,9 @@ export function prepared(name: string, text: string): string {
   const statement: QueryConfig = { name, text };
   return statement as unknown as string;
 }
-/**
- * The pets lock: an advisory lock whose bigint key is the `pets` table's oid, so each schema has
- * its own. Every insert into `pets` takes it shared before its id is drawn and holds it until its
- * transaction ends; the table's trigger does it, whatever issues the insert (migration
- * PetsIdsDrawnUnderLock). A settled mark waits for its holders (docs/internals.md, "Exact paging").
- */
-export const PETS_LOCK = `'pets'::regclass::oid::bigint`;
-/** The pets lock's rows in `pg_locks`: a bigint key shows its high half as classid, its low half as objid. */
-export const ON_PETS_LOCK = `locktype = 'advisory' AND classid = (${PETS_LOCK} >> 32)::oid
-  AND objid = (${PETS_LOCK} & 4294967295)::oid AND objsubid = 1`;
-// A plain INSERT: the table's trigger takes the pets lock before the id is drawn, as for any insert.
+/** The primary's timeline, from the name of the WAL file it writes (the first eight hex digits). */
+export const TIMELINE = `('x' || substr(pg_walfile_name(pg_current_wal_insert_lsn()), 1, 8))::bit(32)::int`;
+// A plain INSERT: the table lock it takes marks it as a writer in flight, as for any insert.
 const INSERT = prepared('pets_insert', `INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3) RETURNING id`);
 const BY_ID = prepared('pets_by_id', `SELECT ${COLUMNS} FROM pets WHERE id = $1`);
 // Keyset paging: "id > last seen" walks the (status, id) index or the primary key, so a deep page
@@ -42,7 +36,6 @@ const BY_ID = prepared('pets_by_id', `SELECT ${COLUMNS} FROM pets WHERE id = $1`
 // PostgreSQL builds: the database is the one tier every instance shares, and json_agg cost it more
 // than reading the rows costs here (docs/performance.md).
 export const PAGE_TEXT = `SELECT ${COLUMNS} FROM pets WHERE id > $1 AND id <= $2 ORDER BY id LIMIT $3`;
-const PAGE = prepared('pets_page', PAGE_TEXT);
 // One statement per status, the status written in: with it as a parameter, the generic plan walks
 // the primary key and filters by status, which for a rare status reads every row from the cursor
 // to the mark. Written in, each status gets the plan its own share of the rows calls for. The
@@ -50,12 +43,23 @@ const PAGE = prepared('pets_page', PAGE_TEXT);
 export function pageWithStatusText(status: PetStatus): string {
   return `SELECT ${COLUMNS} FROM pets WHERE status = '${status}' AND id > $1 AND id <= $2 ORDER BY id LIMIT $3`;
 }
-const PAGE_WITH_STATUS: Record<PetStatus, string> = {
-  available: prepared('pets_page_available', pageWithStatusText('available')),
-  pending: prepared('pets_page_pending', pageWithStatusText('pending')),
-  sold: prepared('pets_page_sold', pageWithStatusText('sold')),
-};
-/** The largest bigint: the bound of a list with no settled mark. */
+/**
+ * The page statements, by status. On the primary each row also carries the primary's timeline
+ * (read once, an InitPlan), so that a page under a mark read before a failover or a restore is
+ * never served: a full page, the one a last mark may serve, always has a row to carry it.
+ */
+function pageStatements(prefix: string, columns: string): Record<PetStatus | 'any', string> {
+  const page = (text: string): string => text.replace(`SELECT ${COLUMNS}`, `SELECT ${columns}`);
+  return {
+    any: prepared(`${prefix}`, page(PAGE_TEXT)),
+    available: prepared(`${prefix}_available`, page(pageWithStatusText('available'))),
+    pending: prepared(`${prefix}_pending`, page(pageWithStatusText('pending'))),
+    sold: prepared(`${prefix}_sold`, page(pageWithStatusText('sold'))),
+  };
+}
+const PAGES = pageStatements('pets_page', COLUMNS);
+const PAGES_ON_PRIMARY = pageStatements('pets_page_on_primary', `${COLUMNS}, (SELECT ${TIMELINE}) AS timeline`);
+/** The largest bigint: the bound of a list under no high-water mark. */
 const NO_BOUND = '9223372036854775807';
 
 /** Pets in PostgreSQL through a TypeORM entity manager (the pool's, or a transaction's). */
@@ -64,13 +68,15 @@ export class TypeOrmPetRepository extends PetRepository {
     super();
   }
 
+  /** Outside a transaction a refused id is tried again here; inside one, the transaction is (TypeOrmPetTransactions). */
   add(pet: NewPet): Promise<Pet> {
-    return translateStoreErrors(async () => {
+    const insert = async (): Promise<Pet> => {
       const rows: unknown = await this.manager.query(INSERT, [pet.name, pet.categoryId, pet.status]);
       const row: unknown = Array.isArray(rows) ? rows[0] : undefined;
       const id = fromBigint(propertyOf(row, 'id'));
       return { id, name: pet.name, categoryId: pet.categoryId, status: pet.status };
-    });
+    };
+    return this.manager.queryRunner?.isTransactionActive === true ? translateStoreErrors(insert) : creating(insert);
   }
 
   async findById(id: number): Promise<Pet | null> {
@@ -78,9 +84,9 @@ export class TypeOrmPetRepository extends PetRepository {
     return pet ?? null;
   }
 
-  /** On this store whatever `settled.position` is: the one it was read on, or a replica the caller chose. */
+  /** On this store, the primary: a mark of another timeline (read before a failover or a restore) is stale. */
   list(query: PetListQuery): Promise<Pet[]> {
-    return readPage(this.manager, query);
+    return readPage(this.manager, query, { onPrimary: true });
   }
 
   private select(sql: string, parameters: unknown[]): Promise<Pet[]> {
@@ -92,18 +98,41 @@ export class TypeOrmPetRepository extends PetRepository {
   }
 }
 
-/** One page, on an entity manager: the pool's, or one connection's (TypeOrmReplicaPetRepository). */
+/**
+ * One page, on an entity manager: the primary's pool, or one replica connection's
+ * (TypeOrmReplicaPetRepository, which checks the server it reaches before it reads).
+ */
 export function readPage(
   manager: EntityManager,
-  { status, afterId = 0, limit, settled }: PetListQuery,
+  { status, afterId = 0, limit, upTo }: PetListQuery,
+  { onPrimary }: { onPrimary: boolean },
 ): Promise<Pet[]> {
-  const upToId = settled === undefined ? NO_BOUND : settled.upToId;
+  const upToId = upTo === undefined ? NO_BOUND : upTo.upToId;
+  const timeline = onPrimary && upTo instanceof WalHighWaterMark ? upTo.timeline : null;
   return translateStoreErrors(async () => {
-    const statement = status === undefined ? PAGE : PAGE_WITH_STATUS[status];
-    const rows: unknown = await manager.query(statement, [afterId, upToId, limit]);
+    const statements = timeline === null ? PAGES : PAGES_ON_PRIMARY;
+    const rows: unknown = await manager.query(statements[status ?? 'any'], [afterId, upToId, limit]);
     if (!Array.isArray(rows)) throw new Error('pets page query returned no rows array');
+    if (timeline !== null && rows.length > 0 && propertyOf(rows[0], 'timeline') !== timeline)
+      throw new StaleMarkError();
     return rows.map(toPet);
   });
+}
+
+/**
+ * A create (one statement, or a whole transaction) tried again while the database asks for it:
+ * the pets trigger refuses an id drawn from a session's sequence cache with 40001, once that cache
+ * is discarded (migration PetsIdsAboveTheFloor). A refusal that outlasts the tries means the
+ * sequence hands out ids that are not new: an UnguardedStoreError, answered 503.
+ */
+export function creating<T>(create: () => Promise<T>): Promise<T> {
+  return translateStoreErrors(() => retryingWhatTheStoreAsks(create, refusedId));
+}
+
+function refusedId(error: unknown): UnguardedStoreError | null {
+  const where = propertyOf(error, 'where');
+  if (typeof where !== 'string' || !where.includes('pets_refuse_id')) return null;
+  return new UnguardedStoreError(String(propertyOf(error, 'message')));
 }
 
 /** Field by field from the row: nothing but the Pet's fields leaves the adapter. */

@@ -4,6 +4,7 @@ import { CreateApiKeys1763769800000 } from './migrations/1763769800000-create-ap
 import { IdempotencyKeepsThePet1795392000000 } from './migrations/1795392000000-idempotency-keeps-the-pet.js';
 import { CreateServiceSecrets1795478400000 } from './migrations/1795478400000-create-service-secrets.js';
 import { PetsIdsDrawnUnderLock1795737600000 } from './migrations/1795737600000-pets-ids-drawn-under-lock.js';
+import { PetsIdsAboveTheFloor1796083200000 } from './migrations/1796083200000-pets-ids-above-the-floor.js';
 
 /**
  * Every migration, oldest first. Listed, not loaded by a glob: TypeORM's glob loader imports
@@ -18,4 +19,5 @@ export const MIGRATIONS = [
   IdempotencyKeepsThePet1795392000000,
   CreateServiceSecrets1795478400000,
   PetsIdsDrawnUnderLock1795737600000,
+  PetsIdsAboveTheFloor1796083200000,
 ];

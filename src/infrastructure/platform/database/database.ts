@@ -10,6 +10,20 @@ export const IDLE_IN_TRANSACTION_MS = 5000;
 const POOL_SIZE = 10;
 export const SILENT_CONNECTION_MS = 3000;
 
+/**
+ * What the service's promises rest on, pinned for its own sessions whatever the server, a database
+ * or a role sets (a startup option outranks each of them, and a reload of the server's files too):
+ * an acknowledged create is durable (on the synchronous standby as well, under Patroni's
+ * synchronous mode), and every transaction is READ COMMITTED, as the statements are written for: a
+ * serializable default fails creates that overlap with 40001, and every read on a standby.
+ */
+export const PINNED_SETTINGS = ['synchronous_commit=on', 'default_transaction_isolation=read\\ committed'];
+
+/** The startup `options` of every connection the service opens: the pinned settings, and the schema when one is set. */
+export function sessionOptions(schema?: string): string {
+  return [...PINNED_SETTINGS, ...(schema ? [`search_path=${schema}`] : [])].map((setting) => `-c ${setting}`).join(' ');
+}
+
 /** How long a connection may take to open, and a statement to run. */
 export type DatabaseWaits = { connectMs: number; statementMs: number };
 
@@ -58,7 +72,9 @@ export function postgresOptions(
       idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS,
       keepAlive: true,
       application_name: 'petstore',
-      ...(schema ? { options: `-c search_path=${schema}` } : {}),
+      options: [...PINNED_SETTINGS, ...(schema ? [`search_path=${schema}`] : [])]
+        .map((setting) => `-c ${setting}`)
+        .join(' '),
     },
   };
 }

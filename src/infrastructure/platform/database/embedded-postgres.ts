@@ -62,7 +62,7 @@ async function start(dataDir: string, options: Options): Promise<EmbeddedDatabas
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
   const binaries = await findBinaries(options.binaries);
   const account = process.getuid?.() === 0 ? await postgresAccount() : null;
-  const clusterDir = account ? await sharedCluster(dataDir) : path.join(dataDir, 'postgres');
+  const clusterDir = await clusterDirFor(dataDir);
   const runningPort = await stopOrphanedPostgres(dataDir, clusterDir, options.attachToRunning ?? false);
   const passwordFile = path.join(dataDir, 'postgres-password');
   const initialised = await isInitialised(clusterDir, binaries.major, passwordFile);
@@ -171,6 +171,11 @@ async function getent(database: 'passwd' | 'group', name: string): Promise<strin
  * As root the cluster lives where the OS user postgres can reach it, whatever the modes above
  * DATA_DIR: in SHARED_DIR/clusters, named after DATA_DIR's path. DATA_DIR/postgres links to it.
  */
+/** Where the cluster of `dataDir` lives: `dataDir/postgres`, or as root a link from there into SHARED_DIR. */
+export async function clusterDirFor(dataDir: string): Promise<string> {
+  return process.getuid?.() === 0 ? sharedCluster(path.resolve(dataDir)) : path.join(path.resolve(dataDir), 'postgres');
+}
+
 async function sharedCluster(dataDir: string): Promise<string> {
   const clusterDir = path.join(
     SHARED_DIR,
@@ -439,7 +444,8 @@ async function runPostgres(
     // Read to the end, or postgres blocks once the pipe is full.
     child.stderr?.on('data', (chunk: Buffer) => {
       log = (log + chunk.toString()).slice(-8000);
-      if (log.includes('database system is ready to accept connections')) resolve();
+      // A standby (a cluster with standby.signal, as the tests' streaming replica) takes read-only ones.
+      if (/database system is ready to accept (read-only )?connections/.test(log)) resolve();
     });
     child.once('error', (error) => reject(cannotRun(file, error)));
     child.once('close', () => {

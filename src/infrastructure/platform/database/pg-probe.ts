@@ -1,5 +1,6 @@
 import { Socket } from 'node:net';
 import pg from 'pg';
+import { sessionOptions } from './database.js';
 
 /**
  * Runs one statement on a connection of its own, outside any pool: a pool whose connections hang
@@ -13,6 +14,8 @@ export async function queryOnce<Row extends object>(url: string, sql: string, ti
     connectionString: url,
     connectionTimeoutMillis: timeoutMs,
     query_timeout: timeoutMs,
+    // As the pools' connections: a serializable default would fail the probe on a standby.
+    options: sessionOptions(),
     stream: () => socket,
   });
   client.on('error', () => undefined);

@@ -13,12 +13,14 @@ export const REPLICA_CHECK_MS = 500;
 /**
  * The replicas of DATABASE_REPLICA_URLS, each with a pool of its own opened by the first check
  * that finds it answering (a replica that is down at start-up does not stop the service), and the
- * checks that keep the ReplicaSet current: at start, then on @nestjs/schedule's interval, which
- * the app stops when it closes (then onApplicationShutdown closes the pools).
+ * checks that keep the ReplicaSet current: once the app is up (onApplicationBootstrap), then on
+ * @nestjs/schedule's interval, which the app stops when it closes (then onApplicationShutdown
+ * closes the pools).
  */
 export class TypeOrmReplicas {
   readonly set: ReplicaSet<DataSource>;
   private readonly replicas: PgReplica[];
+  private readonly scheduler: SchedulerRegistry | null;
 
   constructor(
     primary: DataSource,
@@ -28,8 +30,11 @@ export class TypeOrmReplicas {
       /** The primary's data source options for another server, with other waits. */
       optionsFor: (url: string, waits: DatabaseWaits) => DataSourceOptions;
       log?: (line: string) => void;
+      /** Where the checks' interval goes (the app's); without one, the checks are the caller's. */
+      scheduler?: SchedulerRegistry;
     },
   ) {
+    this.scheduler = options.scheduler ?? null;
     this.replicas = urls.map((url) => new PgReplica(url, options.optionsFor));
     const primaryLsn = async (): Promise<string> => {
       const rows: unknown = await primary.query('SELECT pg_current_wal_lsn()::text AS lsn');
@@ -50,11 +55,13 @@ export class TypeOrmReplicas {
   }
 
   /**
-   * Checks at start, then every REPLICA_CHECK_MS on an interval of @nestjs/schedule's registry,
-   * which the app clears when it closes. Without replicas, nothing is scheduled.
+   * Nest calls it once the app is up: a check at once, then every REPLICA_CHECK_MS on an interval
+   * of @nestjs/schedule's registry, which the app clears when it closes. Without replicas, or
+   * without a scheduler, nothing is scheduled.
    */
-  scheduleChecks(scheduler: SchedulerRegistry): void {
-    if (this.none) return;
+  onApplicationBootstrap(): void {
+    const scheduler = this.scheduler;
+    if (this.none || scheduler === null) return;
     const check = (): void => void this.set.checkUnlessChecking();
     check();
     scheduler.addInterval('replica-checks', setInterval(check, REPLICA_CHECK_MS));

@@ -1,11 +1,20 @@
-import { type ArgumentsHost, Catch, type ExceptionFilter } from '@nestjs/common';
+import { type ArgumentsHost, Catch, type ExceptionFilter, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { IdempotencyConflictError, IdempotencyKeyReusedError } from '../../../application/pets/errors.js';
+import {
+  IdempotencyConflictError,
+  IdempotencyKeyReusedError,
+  UnguardedStoreError,
+  WritersStillInFlightError,
+} from '../../../application/pets/errors.js';
 import { InvalidPetError, PetNotFoundError } from '../../../domain/pets/pet.js';
-import { SettleTimeoutError } from '../../../application/pets/errors.js';
+import { StaleMarkError } from '../../../domain/pets/pet-repository.js';
 import { ApiError } from '../platform/api-error.js';
 import { answerWithError } from '../platform/error.filter.js';
 import { invalidBody } from '../platform/validation-errors.js';
+
+const unguarded = new Logger('Pets');
+/** Said once while it lasts: every list and create would say it again. */
+let lastUnguarded: string | null = null;
 
 /** One row of PET_ERRORS: an error class and its answer, which takes the error as that class. */
 function answer<E extends Error>(
@@ -36,9 +45,22 @@ export const PET_ERRORS = [
   ),
   // Not an unreachable database: a create in flight outlasted its limits, which should not happen.
   answer(
-    SettleTimeoutError,
+    WritersStillInFlightError,
     () => new ApiError(503, 'Pets created a moment ago have not settled yet; retry shortly', { 'Retry-After': '1' }),
   ),
+  // The database changed under the page (a failover or a restore between its mark and its rows).
+  answer(
+    StaleMarkError,
+    () => new ApiError(503, 'The database changed while the page was read; retry', { 'Retry-After': '1' }),
+  ),
+  // What is off is the operators' to mend, and said in the log: the client learns only to come back.
+  answer(UnguardedStoreError, (error) => {
+    if (error.problem !== lastUnguarded) unguarded.warn(`503 unavailable: ${error.problem}`);
+    lastUnguarded = error.problem;
+    return new ApiError(503, 'The service cannot vouch for the pets it would list now; retry later', {
+      'Retry-After': '5',
+    });
+  }),
 ];
 
 /** The answer PET_ERRORS gives `error`; any other error as it is, for the platform's ErrorFilter. */

@@ -5,9 +5,10 @@ import { IdempotencyConflictError } from '../../../../src/application/pets/error
 import { type PetTransaction } from '../../../../src/application/pets/ports.js';
 import { StoreUnavailableError } from '../../../../src/application/platform/store-unavailable-error.js';
 import { TypeOrmPetRepository } from '../../../../src/infrastructure/pets/typeorm-pet-repository.js';
+import { WRITERS_OF_PETS } from '../../../../src/infrastructure/pets/typeorm-high-water-mark-reading.js';
 import { TypeOrmPetTransactions } from '../../../../src/infrastructure/pets/typeorm-pet-transactions.js';
 import { dataSourceOptions } from '../../../../src/infrastructure/schema/data-source-options.js';
-import { openTestDatabase, type TestDatabase } from '../../../support/database.js';
+import { openTestDatabase, petTransactionsOn, type TestDatabase } from '../../../support/database.js';
 import { aNewPet } from '../../../support/pets.js';
 import { startTcpProxy } from '../../../support/tcp-proxy.js';
 
@@ -16,7 +17,7 @@ let transactions: TypeOrmPetTransactions;
 
 beforeAll(async () => {
   database = await openTestDatabase();
-  transactions = new TypeOrmPetTransactions(database.dataSource);
+  transactions = petTransactionsOn(database.dataSource);
 });
 afterAll(async () => {
   await database.close();
@@ -107,11 +108,10 @@ describe('TypeOrmIdempotencyKeys in a TypeOrmPetTransactions transaction', () =>
     await first.done;
   });
 
-  it("holds the pets' lock shared from a create to COMMIT, so that a settled mark waits for the transaction", async () => {
+  it('is a writer of pets from its create to COMMIT, so that a high-water mark waits for the transaction', async () => {
     const sharedHolds = async () => {
       const [row] = await database.dataSource.query<{ n: number }[]>(
-        `SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND mode = 'ShareLock' AND granted
-           AND classid = 0 AND objid = 'pets'::regclass::oid`,
+        `SELECT count(*)::int AS n FROM pg_locks WHERE ${WRITERS_OF_PETS}`,
       );
       return Number(row?.n);
     };
@@ -149,7 +149,7 @@ describe('TypeOrmIdempotencyKeys in a TypeOrmPetTransactions transaction', () =>
     const proxy = await startTcpProxy(database.url);
     const viaProxy = await new DataSource(dataSourceOptions(proxy.url, database.schema)).initialize();
     try {
-      const failing = new TypeOrmPetTransactions(viaProxy).run(async ({ keys }) => {
+      const failing = petTransactionsOn(viaProxy).run(async ({ keys }) => {
         await keys.claim(key);
         await proxy.cut();
         return keys.find(key);
@@ -175,7 +175,7 @@ describe('TypeOrmIdempotencyKeys in a TypeOrmPetTransactions transaction', () =>
     };
     const counted = await new DataSource({ ...dataSourceOptions(database.url, database.schema), logger }).initialize();
     try {
-      const createPet = new CreatePet(new TypeOrmPetRepository(counted.manager), new TypeOrmPetTransactions(counted));
+      const createPet = new CreatePet(new TypeOrmPetRepository(counted.manager), petTransactionsOn(counted));
       statements.length = 0;
 
       await createPet.execute({ name: 'Rex', categoryId: 1 }, key);

@@ -5,8 +5,9 @@ import type { Config } from '@jest/types';
 import { ScheduleModule, SchedulerRegistry } from '@nestjs/schedule';
 import { Test } from '@nestjs/testing';
 import { ReplicaRoutingPetRepository } from '../../../../src/infrastructure/pets/replica-pet-repository.js';
-import { TypeOrmPetRepository } from '../../../../src/infrastructure/pets/typeorm-pet-repository.js';
-import { WalSettledMark } from '../../../../src/infrastructure/pets/typeorm-settled-marks.js';
+import { StaleMarkError } from '../../../../src/domain/pets/pet-repository.js';
+import { TIMELINE, TypeOrmPetRepository } from '../../../../src/infrastructure/pets/typeorm-pet-repository.js';
+import { WalHighWaterMark } from '../../../../src/infrastructure/pets/high-water-marks.js';
 import { TypeOrmReplicaPetRepository } from '../../../../src/infrastructure/pets/replica-pet-repository.js';
 import {
   REPLICA_CHECK_MS,
@@ -91,24 +92,36 @@ describe('TypeOrmReplicas with ReplicaRoutingPetRepository', () => {
   it('a page under a mark is read on the replica when the server its connection reaches has the mark position, and on the primary when it does not', async () => {
     const created = await pets.add(aNewPet({ name: 'Rex' }));
     await replicas.set.check();
-    const [row] = await database.dataSource.query<{ position: string }[]>(
-      'SELECT pg_current_wal_lsn()::text AS position',
+    const [row] = await database.dataSource.query<{ position: string; timeline: number }[]>(
+      `SELECT pg_current_wal_insert_lsn()::text AS position, ${TIMELINE} AS timeline`,
     );
-    const reached = new WalSettledMark(created.id, row?.position ?? '');
-    const ahead = new WalSettledMark(created.id, 'FFFFFFFF/FFFFFFFF');
+    const reached = new WalHighWaterMark(created.id, row?.position ?? '', row?.timeline ?? 0);
+    const ahead = new WalHighWaterMark(created.id, 'FFFFFFFF/FFFFFFFF', row?.timeline ?? 0);
     const onPrimary = jest.spyOn(primary, 'list');
     const before = proxy.bytesFromServer();
 
-    const fromReplica = await pets.list({ limit: 100, settled: reached });
+    const fromReplica = await pets.list({ limit: 100, upTo: reached });
     const afterReplica = proxy.bytesFromServer();
-    const fromPrimary = await pets.list({ limit: 100, settled: ahead });
+    const fromPrimary = await pets.list({ limit: 100, upTo: ahead });
 
     expect(fromReplica.map((pet) => pet.id)).toContain(created.id);
     expect(afterReplica).toBeGreaterThan(before);
     expect(onPrimary).toHaveBeenCalledTimes(1);
-    expect(onPrimary).toHaveBeenCalledWith({ limit: 100, settled: ahead });
+    expect(onPrimary).toHaveBeenCalledWith({ limit: 100, upTo: ahead });
     expect(fromPrimary).toEqual(fromReplica);
     // Not taken out: it was behind, not failing.
+    expect(replicas.set.status()).toEqual([expect.objectContaining({ usable: true })]);
+  });
+
+  it('a page under a mark of another timeline (read before a failover or a restore) is served by neither: the primary calls it stale', async () => {
+    const created = await pets.add(aNewPet({ name: 'Rex' }));
+    await replicas.set.check();
+    const [row] = await database.dataSource.query<{ position: string; timeline: number }[]>(
+      `SELECT pg_current_wal_insert_lsn()::text AS position, ${TIMELINE} AS timeline`,
+    );
+    const before = new WalHighWaterMark(created.id, row?.position ?? '', (row?.timeline ?? 0) - 1);
+
+    await expect(pets.list({ limit: 100, upTo: before })).rejects.toBeInstanceOf(StaleMarkError);
     expect(replicas.set.status()).toEqual([expect.objectContaining({ usable: true })]);
   });
 
@@ -163,7 +176,7 @@ async function until(condition: () => boolean): Promise<void> {
   while (!condition()) await new Promise((resolve) => setImmediate(resolve));
 }
 
-describe('TypeOrmReplicas.scheduleChecks', () => {
+describe("TypeOrmReplicas' checks on @nestjs/schedule's interval", () => {
   // Only the intervals are faked: the pools, the proxy and the checks' deadlines run as they do.
   const intervalsOnly: Config.FakeTimersConfig = {
     doNotFake: [
@@ -183,24 +196,26 @@ describe('TypeOrmReplicas.scheduleChecks', () => {
 
   it("checks at start and on @nestjs/schedule's interval in an app, and no more once the app has closed", async () => {
     jest.useFakeTimers(intervalsOnly);
-    const scheduled = new TypeOrmReplicas(database.dataSource, [proxy.url], {
-      maxLagSeconds: 2,
-      optionsFor: (url, waits) => dataSourceOptions(url, database.schema, waits),
-    });
-    const usable = () => scheduled.set.status()[0]?.usable;
+    let scheduled: TypeOrmReplicas | null = null;
+    const usable = () => scheduled?.set.status()[0]?.usable;
     const app = await Test.createTestingModule({
       imports: [ScheduleModule.forRoot()],
       providers: [
         {
           provide: TypeOrmReplicas,
           inject: [SchedulerRegistry],
-          useFactory: (scheduler: SchedulerRegistry) => {
-            scheduled.scheduleChecks(scheduler);
-            return scheduled;
-          },
+          useFactory: (scheduler: SchedulerRegistry) =>
+            (scheduled = new TypeOrmReplicas(database.dataSource, [proxy.url], {
+              maxLagSeconds: 2,
+              optionsFor: (url, waits) => dataSourceOptions(url, database.schema, waits),
+              scheduler,
+            })),
         },
       ],
     }).compile();
+    // Built, and nothing checked yet: the checks start once the app is up.
+    expect(scheduled).not.toBeNull();
+    expect(jest.getTimerCount()).toBe(0);
     let open = true;
     try {
       await app.init();
@@ -228,9 +243,10 @@ describe('TypeOrmReplicas.scheduleChecks', () => {
     const none = new TypeOrmReplicas(database.dataSource, [], {
       maxLagSeconds: 2,
       optionsFor: (url, waits) => dataSourceOptions(url, database.schema, waits),
+      scheduler,
     });
 
-    none.scheduleChecks(scheduler);
+    none.onApplicationBootstrap();
 
     expect(scheduler.getIntervals()).toEqual([]);
   });

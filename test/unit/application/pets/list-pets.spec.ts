@@ -1,10 +1,11 @@
 import { ListPets } from '../../../../src/application/pets/list-pets.js';
-import { SettleTimeoutError } from '../../../../src/application/pets/errors.js';
-import { type SettledMark } from '../../../../src/domain/pets/pet-repository.js';
-import { SettledMarks } from '../../../../src/application/pets/ports.js';
+import { WritersStillInFlightError } from '../../../../src/application/pets/errors.js';
+import type { Pet } from '../../../../src/domain/pets/pet.js';
+import { type HighWaterMark, type PetListQuery, StaleMarkError } from '../../../../src/domain/pets/pet-repository.js';
+import { HighWaterMarks } from '../../../../src/application/pets/ports.js';
 import { StoreUnavailableError } from '../../../../src/application/platform/store-unavailable-error.js';
 import { InMemoryPetRepository } from '../../../support/in-memory-pet-repository.js';
-import { InMemorySettledMarks } from '../../../support/in-memory-settled-marks.js';
+import { InMemoryHighWaterMarks } from '../../../support/in-memory-high-water-marks.js';
 import { aNewPet } from '../../../support/pets.js';
 
 async function storeWith(count: number, status: 'available' | 'sold' = 'available'): Promise<InMemoryPetRepository> {
@@ -14,22 +15,22 @@ async function storeWith(count: number, status: 'available' | 'sold' = 'availabl
 }
 
 function listPetsOf(pets: InMemoryPetRepository): ListPets {
-  return new ListPets(pets, new InMemorySettledMarks(pets));
+  return new ListPets(pets, new InMemoryHighWaterMarks(pets));
 }
 
 /** Marks as a test sets them: `settledUpTo` is what the next fresh read returns. */
-class ScriptedMarks extends SettledMarks {
+class ScriptedMarks extends HighWaterMarks {
   freshReads = 0;
-  mark: SettledMark | null = null;
+  mark: HighWaterMark | null = null;
   settledUpTo = 0;
 
-  last(): SettledMark | null {
+  last(): HighWaterMark | null {
     return this.mark;
   }
 
   failure: Error | null = null;
 
-  fresh(): Promise<SettledMark> {
+  fresh(): Promise<HighWaterMark> {
     this.freshReads++;
     if (this.failure !== null) return Promise.reject(this.failure);
     this.mark = { upToId: this.settledUpTo };
@@ -143,7 +144,7 @@ describe('ListPets', () => {
   describe('when no fresh mark can be had', () => {
     it.each([
       ['the store does not answer', new StoreUnavailableError()],
-      ['the creates in flight do not settle in time', new SettleTimeoutError()],
+      ['the creates in flight do not settle in time', new WritersStillInFlightError()],
     ])('fails a short page rather than serve it as final under the old mark (%s)', async (_, failure) => {
       const pets = await storeWith(3);
       const marks = new ScriptedMarks();
@@ -165,6 +166,45 @@ describe('ListPets', () => {
 
       expect(page.pets.map((pet) => pet.id)).toEqual([1, 2]);
       expect(page.nextAfterId).toBe(2);
+    });
+  });
+
+  describe('after a failover or a restore', () => {
+    /** The store after its database changed: it no longer vouches for the marks read before. */
+    class ChangedStore extends InMemoryPetRepository {
+      staleUpTo: HighWaterMark | null = null;
+
+      override list(query: PetListQuery): Promise<Pet[]> {
+        if (query.upTo !== undefined && query.upTo === this.staleUpTo) return Promise.reject(new StaleMarkError());
+        return super.list(query);
+      }
+    }
+
+    it('reads a fresh mark for a full page rather than serve it under a last mark the store calls stale', async () => {
+      const pets = new ChangedStore();
+      for (let i = 1; i <= 5; i++) await pets.add(aNewPet());
+      const marks = new ScriptedMarks();
+      marks.settledUpTo = 5;
+      await new ListPets(pets, marks).execute({ limit: 20 });
+      pets.staleUpTo = marks.last();
+      marks.settledUpTo = 3;
+
+      const page = await new ListPets(pets, marks).execute({ limit: 2 });
+
+      expect(marks.freshReads).toBe(2);
+      expect(page.pets.map((pet) => pet.id)).toEqual([1, 2]);
+      expect(page.nextAfterId).toBe(2);
+    });
+
+    it('fails with StaleMarkError when the fresh mark is stale too (the database changed again meanwhile)', async () => {
+      const pets = new ChangedStore();
+      await pets.add(aNewPet());
+      const marks = new ScriptedMarks();
+      marks.settledUpTo = 1;
+      const fresh = marks.fresh.bind(marks);
+      marks.fresh = async () => (pets.staleUpTo = await fresh());
+
+      await expect(new ListPets(pets, marks).execute({ limit: 20 })).rejects.toBeInstanceOf(StaleMarkError);
     });
   });
 });

@@ -4,7 +4,7 @@ import { PetRepository, type PetListQuery } from '../../../../../src/domain/pets
 import { parseLsn, type Replica, ReplicaSet } from '../../../../../src/infrastructure/platform/database/replica-set.js';
 import { ReplicaBehindError } from '../../../../../src/infrastructure/pets/replica-pet-repository.js';
 import { ReplicaRoutingPetRepository } from '../../../../../src/infrastructure/pets/replica-pet-repository.js';
-import { WalSettledMark } from '../../../../../src/infrastructure/pets/typeorm-settled-marks.js';
+import { WalHighWaterMark } from '../../../../../src/infrastructure/pets/high-water-marks.js';
 import { InMemoryPetRepository } from '../../../../support/in-memory-pet-repository.js';
 import { aNewPet } from '../../../../support/pets.js';
 import { StoreUnavailableError } from '../../../../../src/application/platform/store-unavailable-error.js';
@@ -64,7 +64,7 @@ class ReplayCheckingPets extends PetRepository {
   }
   list(query: PetListQuery): Promise<Pet[]> {
     const replayed = this.replayed();
-    const position = query.settled instanceof WalSettledMark ? query.settled.position : undefined;
+    const position = query.upTo instanceof WalHighWaterMark ? query.upTo.lsn : undefined;
     if (position !== undefined && replayed !== null && parseLsn(replayed) < parseLsn(position))
       return Promise.reject(new ReplicaBehindError(position));
     return this.stored.list(query);
@@ -181,14 +181,14 @@ describe('ReplicaRoutingPetRepository', () => {
     expect(await pets.findById(1)).toMatchObject({ id: 1, name: 'on the replica' });
   });
 
-  it('reads a page under a settled mark from a replica that has replayed past the mark, else from the primary', async () => {
+  it('reads a page under a high-water mark from a replica that has replayed past the mark, else from the primary', async () => {
     const { pets, primary, replica, set } = setUp();
     await primary.add(named('on the primary'));
     await replica.stored.add(named('on the replica'));
     replica.replayed = '0/100';
     await set.check();
     const names = async (position: string) =>
-      (await pets.list({ limit: 10, settled: new WalSettledMark(10, position) })).map((pet) => pet.name);
+      (await pets.list({ limit: 10, upTo: new WalHighWaterMark(10, position, 1) })).map((pet) => pet.name);
 
     expect(await names('0/101')).toEqual(['on the primary']);
     expect(await names('0/100')).toEqual(['on the replica']);
@@ -206,7 +206,7 @@ describe('ReplicaRoutingPetRepository', () => {
     const onPrimary = jest.spyOn(primary, 'list');
 
     replica.replayed = '0/180';
-    const page = await pets.list({ limit: 10, settled: new WalSettledMark(10, '0/180') });
+    const page = await pets.list({ limit: 10, upTo: new WalHighWaterMark(10, '0/180', 1) });
 
     expect(page.map((pet) => pet.name)).toEqual(['on the replica']);
     expect(onPrimary).not.toHaveBeenCalled();
@@ -220,7 +220,7 @@ describe('ReplicaRoutingPetRepository', () => {
     replica.replayed = 'FFFFFFFF/FFFFFFFF';
     await set.check();
 
-    const page = await pets.list({ limit: 10, settled: { upToId: 10 } });
+    const page = await pets.list({ limit: 10, upTo: { upToId: 10 } });
 
     expect(page.map((pet) => pet.name)).toEqual(['on the primary']);
   });
@@ -393,7 +393,7 @@ describe('ReplicaRoutingPetRepository', () => {
       return Promise.reject(new StoreUnavailableError());
     });
 
-    const page = await pets.list({ limit: 10, settled: new WalSettledMark(10, '0/200') });
+    const page = await pets.list({ limit: 10, upTo: new WalHighWaterMark(10, '0/200', 1) });
 
     expect(page.map((pet) => pet.name)).toEqual(['on the replica']);
     expect(primaryList).toHaveBeenCalledTimes(1);
@@ -408,14 +408,14 @@ describe('ReplicaRoutingPetRepository', () => {
     wal.answers = false;
     jest.spyOn(primary, 'list').mockRejectedValue(new StoreUnavailableError());
 
-    await expect(pets.list({ limit: 10, settled: new WalSettledMark(10, '0/200') })).rejects.toBeInstanceOf(
+    await expect(pets.list({ limit: 10, upTo: new WalHighWaterMark(10, '0/200', 1) })).rejects.toBeInstanceOf(
       StoreUnavailableError,
     );
     expect(set.status()[0]?.usable).toBe(true);
     replica.replayed = '0/200';
-    expect((await pets.list({ limit: 10, settled: new WalSettledMark(10, '0/200') })).map((pet) => pet.name)).toEqual([
-      'on the replica',
-    ]);
+    expect((await pets.list({ limit: 10, upTo: new WalHighWaterMark(10, '0/200', 1) })).map((pet) => pet.name)).toEqual(
+      ['on the replica'],
+    );
   });
 
   it('reads a page from the primary when the server its replica read reaches has not replayed past the mark, though a check saw the replica past it (two replicas behind one balancer)', async () => {
@@ -427,7 +427,7 @@ describe('ReplicaRoutingPetRepository', () => {
     // The check reached the replica that is ahead; the read reaches the other one.
     replica.replayed = '0/180';
 
-    const page = await pets.list({ limit: 10, settled: new WalSettledMark(10, '0/200') });
+    const page = await pets.list({ limit: 10, upTo: new WalHighWaterMark(10, '0/200', 1) });
 
     expect(page.map((pet) => pet.name)).toEqual(['on the primary']);
     expect(set.status()[0]?.usable).toBe(true);
@@ -466,7 +466,7 @@ describe('ReplicaRoutingPetRepository', () => {
       return Promise.reject(new Error('a bug'));
     });
     const readsOfSecond = jest.spyOn(second, 'reads');
-    await expect(pets.list({ limit: 10, settled: new WalSettledMark(10, '0/200') })).rejects.toThrow('a bug');
+    await expect(pets.list({ limit: 10, upTo: new WalHighWaterMark(10, '0/200', 1) })).rejects.toThrow('a bug');
 
     expect(readsOfSecond).toHaveBeenCalledTimes(1);
     expect(set.status().map((replica) => replica.usable)).toEqual([false, true]);

@@ -3,9 +3,14 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { FILTER_CATCH_EXCEPTIONS } from '@nestjs/common/constants.js';
 import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host.js';
-import { IdempotencyConflictError, IdempotencyKeyReusedError } from '../../../../../src/application/pets/errors.js';
+import {
+  IdempotencyConflictError,
+  IdempotencyKeyReusedError,
+  UnguardedStoreError,
+  WritersStillInFlightError,
+} from '../../../../../src/application/pets/errors.js';
 import { InvalidPetError, PetNotFoundError } from '../../../../../src/domain/pets/pet.js';
-import { SettleTimeoutError } from '../../../../../src/application/pets/errors.js';
+import { StaleMarkError } from '../../../../../src/domain/pets/pet-repository.js';
 import { apiErrorOf, PET_ERRORS, PetErrorsFilter } from '../../../../../src/interface/http/pets/pet-errors.filter.js';
 import { toErrorResponse } from '../../../../../src/interface/http/platform/error.filter.js';
 
@@ -40,13 +45,29 @@ describe('the answers to the errors of the domain and the use cases', () => {
   });
 
   it('answers creates that did not settle in time with 503 and Retry-After', () => {
-    expect(answerOf(new SettleTimeoutError())).toEqual({
+    expect(answerOf(new WritersStillInFlightError())).toEqual({
       body: {
         code: 'unavailable',
         message: 'Pets created a moment ago have not settled yet; retry shortly',
         status: 503,
       },
       headers: { 'Retry-After': '1' },
+    });
+  });
+
+  it('answers a page whose database changed under it, and a store that cannot vouch for its ids, with 503 and Retry-After', () => {
+    expect(answerOf(new StaleMarkError())).toEqual({
+      body: { code: 'unavailable', message: 'The database changed while the page was read; retry', status: 503 },
+      headers: { 'Retry-After': '1' },
+    });
+    // What is off is for the log, never for the client.
+    expect(answerOf(new UnguardedStoreError('the pets trigger pets_refuse_id is disabled'))).toEqual({
+      body: {
+        code: 'unavailable',
+        message: 'The service cannot vouch for the pets it would list now; retry later',
+        status: 503,
+      },
+      headers: { 'Retry-After': '5' },
     });
   });
 
@@ -60,7 +81,13 @@ describe('the answers to the errors of the domain and the use cases', () => {
   });
 
   it('matches each error to one row only, so that the order of the list does not matter', () => {
-    for (const error of [new IdempotencyKeyReusedError(), new SettleTimeoutError(), new IdempotencyConflictError()]) {
+    for (const error of [
+      new IdempotencyKeyReusedError(),
+      new WritersStillInFlightError(),
+      new IdempotencyConflictError(),
+      new StaleMarkError(),
+      new UnguardedStoreError('a problem'),
+    ]) {
       const rows = PET_ERRORS.filter(({ type }) => error instanceof type);
 
       expect(rows).toHaveLength(1);
@@ -74,7 +101,9 @@ describe('the answers to the errors of the domain and the use cases', () => {
       'InvalidPetError',
       'IdempotencyConflictError',
       'IdempotencyKeyReusedError',
-      'SettleTimeoutError',
+      'WritersStillInFlightError',
+      'StaleMarkError',
+      'UnguardedStoreError',
     ]);
   });
 

@@ -1,23 +1,27 @@
 import { jest } from '@jest/globals';
 import { DataSource, type QueryRunner } from 'typeorm';
+import { CreatePet } from '../../../../src/application/pets/create-pet.js';
+import { UnguardedStoreError } from '../../../../src/application/pets/errors.js';
 import { ListPets } from '../../../../src/application/pets/list-pets.js';
-import { MARK_WAIT_LIMIT_MS, TypeOrmSettledMarks } from '../../../../src/infrastructure/pets/typeorm-settled-marks.js';
+import { type Reading, SharedHighWaterMarks } from '../../../../src/infrastructure/pets/high-water-marks.js';
+import {
+  MARK_OPTIONS,
+  MARK_WAIT_LIMIT_MS,
+  TypeOrmHighWaterMarkReading,
+} from '../../../../src/infrastructure/pets/typeorm-high-water-mark-reading.js';
 import { IDLE_IN_TRANSACTION_MS } from '../../../../src/infrastructure/platform/database/database.js';
 import { TypeOrmPetRepository } from '../../../../src/infrastructure/pets/typeorm-pet-repository.js';
 import { dataSourceOptions } from '../../../../src/infrastructure/schema/data-source-options.js';
-import { PetsIdsDrawnUnderLock1795737600000 } from '../../../../src/infrastructure/schema/migrations/1795737600000-pets-ids-drawn-under-lock.js';
-import { openTestDatabase, type TestDatabase } from '../../../support/database.js';
+import { openTestDatabase, petTransactionsOn, type TestDatabase } from '../../../support/database.js';
 import { aNewPet } from '../../../support/pets.js';
 import { startStallingProxy } from '../../../support/stalling-proxy.js';
 
 // Creates overlap: writer A draws an id and holds its transaction open, writer B draws a later id
 // and commits. A pager served B's pet before A's has settled would page past A's for good.
 let database: TestDatabase;
-/** The marks' own connections, so that a test can count their looks apart from pages and creates. */
+/** The marks' own connections, so that a test can count their readings apart from pages and creates. */
 let marksSide: DataSource;
 const open: QueryRunner[] = [];
-const lockTrigger = new PetsIdsDrawnUnderLock1795737600000();
-let lockTriggerDropped = false;
 
 beforeAll(async () => {
   database = await openTestDatabase();
@@ -37,18 +41,27 @@ beforeEach(async () => {
 afterEach(async () => {
   jest.restoreAllMocks();
   for (const runner of open.splice(0)) {
-    // A writer a test left in flight must not go back to the pool holding the pets lock.
+    // A writer a test left in flight must not go back to the pool in its transaction.
     if (runner.isTransactionActive) await runner.rollbackTransaction();
     await runner.release();
   }
-  if (lockTriggerDropped) {
-    await onItsOwnConnection((runner) => lockTrigger.up(runner));
-    lockTriggerDropped = false;
-  }
+  await database.dataSource.query(
+    `ALTER SEQUENCE pets_id_seq CACHE 1; ALTER TABLE pets ENABLE ALWAYS TRIGGER pets_note_id_floor, ENABLE ALWAYS TRIGGER pets_refuse_id`,
+  );
 });
 
 function pets(dataSource = database.dataSource): TypeOrmPetRepository {
   return new TypeOrmPetRepository(dataSource.manager);
+}
+
+/** Marks read on `dataSource` as pets.module.ts reads them, saying what it logs into `log`. */
+function marksOn(
+  dataSource: DataSource,
+  log: string[] = [],
+  read = (reading: Reading) => reading,
+): SharedHighWaterMarks {
+  const reading = new TypeOrmHighWaterMarkReading(dataSource, (line) => log.push(line));
+  return new SharedHighWaterMarks(async () => read(await reading.read()), MARK_OPTIONS);
 }
 
 /** A writer on a connection of its own, inside a transaction the test ends. */
@@ -61,7 +74,7 @@ async function writer(): Promise<QueryRunner> {
 }
 
 /** The service's create statement, in the writer's transaction. */
-async function drawLocked(runner: QueryRunner): Promise<number> {
+async function drawByTheService(runner: QueryRunner): Promise<number> {
   return (await new TypeOrmPetRepository(runner.manager).add(aNewPet())).id;
 }
 
@@ -73,20 +86,8 @@ async function drawByPlainSql(runner: QueryRunner): Promise<number> {
   return Number(Array.isArray(rows) ? Reflect.get(Object(rows[0]), 'id') : undefined);
 }
 
-/** The negative control: pets as they were before the trigger that takes the lock for every insert. */
-async function dropTheLockTrigger(): Promise<void> {
-  lockTriggerDropped = true;
-  await onItsOwnConnection((runner) => lockTrigger.down(runner));
-}
-
-async function onItsOwnConnection(work: (runner: QueryRunner) => Promise<void>): Promise<void> {
-  const runner = database.dataSource.createQueryRunner();
-  try {
-    await work(runner);
-  } finally {
-    await runner.release();
-  }
-}
+/** The negative control: a reading that lists no writer, as if nothing told the marks who writes. */
+const blindToWriters = (reading: Reading): Reading => ({ ...reading, writers: [] });
 
 /** The statements the marks have sent on their own connections, and the waits for more of them. */
 const marksStatements = { count: 0, waits: [] as { at: number; resolve(): void }[] };
@@ -102,15 +103,15 @@ function countMarksStatements(): void {
   });
 }
 
-/** Resolves when the marks have read the store `count` times from now: a mark that reads again waits for a holder. */
-function marksLooked(count: number): Promise<void> {
+/** Resolves when the marks have read the store `count` times from now: a mark that reads again waits for a writer. */
+function marksRead(count: number): Promise<void> {
   return new Promise((resolve) => marksStatements.waits.push({ at: marksStatements.count + count, resolve }));
 }
 
-/** 'looked again' when the marks look twice from now before `answer` settles (a holder keeps them waiting), else 'answered'. */
-async function answeredOrLookedAgain(answer: Promise<unknown>): Promise<'answered' | 'looked again'> {
-  const lookedAgain = marksLooked(2);
-  return Promise.race([answer.then(() => 'answered' as const), lookedAgain.then(() => 'looked again' as const)]);
+/** 'read again' when the marks read twice from now before `answer` settles (a writer keeps them waiting), else 'answered'. */
+async function answeredOrReadAgain(answer: Promise<unknown>): Promise<'answered' | 'read again'> {
+  const readAgain = marksRead(2);
+  return Promise.race([answer.then(() => 'answered' as const), readAgain.then(() => 'read again' as const)]);
 }
 
 /** Milliseconds per create, one after another, through the pool. */
@@ -135,16 +136,15 @@ function idsOf(page: { pets: { id: number }[] }): number[] {
 
 describe('Paging while creates overlap', () => {
   it.each([
-    ["by the service's create, is not served before the earlier one settles", drawLocked, true],
+    ["by the service's create, is not served before the earlier one settles", drawByTheService, true],
     ['by plain SQL on other connections, is not served before the earlier one settles', drawByPlainSql, true],
     [
-      'by plain SQL without the lock trigger (negative control), is served first: the race is caught',
+      'by plain SQL, to marks blind to writers (negative control), is served first: the race is caught',
       drawByPlainSql,
       false,
     ],
-  ])('a later id, drawn %s', async (_case, draw, withTheLockTrigger) => {
-    if (!withTheLockTrigger) await dropTheLockTrigger();
-    const listPets = new ListPets(pets(), new TypeOrmSettledMarks(marksSide));
+  ])('a later id, drawn %s', async (_case, draw, seesWriters) => {
+    const listPets = new ListPets(pets(), marksOn(marksSide, [], seesWriters ? undefined : blindToWriters));
     const before = await pets().add(aNewPet());
     await listPets.execute({ limit: 100 });
 
@@ -153,16 +153,16 @@ describe('Paging while creates overlap', () => {
     const b = await writer();
     const idB = await draw(b);
     await b.commitTransaction();
-    const lookedAgain = marksLooked(2);
+    const readAgain = marksRead(2);
     const page = listPets.execute({ limit: 100 });
-    // Either the page is served, or its mark looks a second time: the first look found A in flight.
-    const whileAInFlight = await Promise.race([page.then(idsOf), lookedAgain.then(() => null)]);
+    // Either the page is served, or its mark reads a second time: the first reading found A in flight.
+    const whileAInFlight = await Promise.race([page.then(idsOf), readAgain.then(() => null)]);
     await a.commitTransaction();
 
     expect(idB).toBeGreaterThan(idA);
-    // With the trigger: the page waits for A, then serves every pet acknowledged, in order.
-    // Without: nothing tells the mark A is in flight; a client paging on after B never sees A.
-    if (withTheLockTrigger) {
+    // Seeing writers: the page waits for A, then serves every pet acknowledged, in order.
+    // Blind: nothing tells the mark A is in flight; a client paging on after B never sees A.
+    if (seesWriters) {
       expect(whileAInFlight).toBeNull();
       expect(idsOf(await page)).toEqual([before.id, idA, idB]);
     } else {
@@ -175,43 +175,43 @@ describe('Paging while creates overlap', () => {
     ['commits', true],
     ['rolls back', false],
   ])('a page that reaches an id in flight waits until its writer %s, then serves what settled', async (_, commits) => {
-    const listPets = new ListPets(pets(), new TypeOrmSettledMarks(marksSide));
+    const listPets = new ListPets(pets(), marksOn(marksSide));
     const a = await writer();
-    const idA = await drawLocked(a);
+    const idA = await drawByTheService(a);
     const b = await writer();
-    const idB = await drawLocked(b);
+    const idB = await drawByTheService(b);
     await b.commitTransaction();
 
     const page = listPets.execute({ limit: 100 });
-    const whileAInFlight = await answeredOrLookedAgain(page);
+    const whileAInFlight = await answeredOrReadAgain(page);
     await (commits ? a.commitTransaction() : a.rollbackTransaction());
 
-    expect(whileAInFlight).toBe('looked again');
+    expect(whileAInFlight).toBe('read again');
     expect(idsOf(await page)).toEqual(commits ? [idA, idB] : [idB]);
   });
 
-  it('waits for the writers that held the lock when it looked, not for those that began after', async () => {
-    const marks = new TypeOrmSettledMarks(marksSide);
+  it('waits for the writers in flight at its reading, not for those that began after', async () => {
+    const marks = marksOn(marksSide);
     const a = await writer();
-    const idA = await drawLocked(a);
+    const idA = await drawByTheService(a);
     const mark = marks.fresh();
-    // The mark's look found A in flight: it looks again rather than answer.
-    const whileAInFlight = await answeredOrLookedAgain(mark);
+    // The mark's reading found A in flight: it reads again rather than answer.
+    const whileAInFlight = await answeredOrReadAgain(mark);
     // A later writer that holds its transaction open for good: the mark must not wait for it.
     const c = await writer();
-    const idC = await drawLocked(c);
+    const idC = await drawByTheService(c);
 
     await a.commitTransaction();
     // Answered within a few polls of A's end, while C is still in flight.
-    const answered = await Promise.race([mark, marksLooked(20).then(() => 'still waiting')]);
+    const answered = await Promise.race([mark, marksRead(20).then(() => 'still waiting')]);
 
-    expect(whileAInFlight).toBe('looked again');
+    expect(whileAInFlight).toBe('read again');
     expect(answered).toMatchObject({ upToId: idA });
     expect(idC).toBeGreaterThan(idA);
   });
 
-  it('runs one mark statement at a time: pages that ask while one runs share the next', async () => {
-    const marks = new TypeOrmSettledMarks(database.dataSource);
+  it('runs one reading at a time: pages that ask while one runs share the next', async () => {
+    const marks = marksOn(database.dataSource);
     const statements = jest.spyOn(database.dataSource, 'query');
     try {
       const first = marks.fresh();
@@ -228,7 +228,7 @@ describe('Paging while creates overlap', () => {
   });
 
   it('gives a mark at or above every create acknowledged before it was asked for', async () => {
-    const marks = new TypeOrmSettledMarks(database.dataSource);
+    const marks = marksOn(database.dataSource);
     await marks.fresh();
     const created = await pets().add(aNewPet());
 
@@ -243,7 +243,7 @@ describe('A writer whose connection goes silent mid-transaction', () => {
       ...dataSourceOptions(proxy.url, database.schema),
       migrationsRun: false,
     }).initialize();
-    const listPets = new ListPets(pets(), new TypeOrmSettledMarks(marksSide));
+    const listPets = new ListPets(pets(), marksOn(marksSide));
     try {
       const before = await pets().add(aNewPet());
       await listPets.execute({ limit: 100 });
@@ -260,7 +260,7 @@ describe('A writer whose connection goes silent mid-transaction', () => {
       const acknowledged = await pets().add(aNewPet());
       const pageStarted = performance.now();
       const page = listPets.execute({ limit: 100 }).then((result) => ({ ids: idsOf(result), at: performance.now() }));
-      expect(await answeredOrLookedAgain(page)).toBe('looked again');
+      expect(await answeredOrReadAgain(page)).toBe('read again');
       const whileAPageWaits = await createMs(20);
       const served = await page;
       const pageMs = served.at - pageStarted;
@@ -284,4 +284,65 @@ describe('A writer whose connection goes silent mid-transaction', () => {
       await proxy.close();
     }
   }, 30_000);
+});
+
+describe('What the readings rest on, changed as an operator would while the service runs', () => {
+  it.each([
+    ['disabled (ALTER TABLE pets DISABLE TRIGGER USER)', 'ALTER TABLE pets DISABLE TRIGGER USER', 'is disabled'],
+    [
+      'enabled for origin sessions only (a session_replication_role = replica session skips it)',
+      'ALTER TABLE pets ENABLE TRIGGER pets_refuse_id',
+      'does not fire ALWAYS',
+    ],
+  ])(
+    'a pets trigger %s: lists are refused, said once, and served again once it fires ALWAYS',
+    async (_, change, said) => {
+      const log: string[] = [];
+      const marks = marksOn(database.dataSource, log);
+      await pets().add(aNewPet());
+      await marks.fresh();
+
+      await database.dataSource.query(change);
+      const refused = marks.fresh();
+      await expect(refused).rejects.toBeInstanceOf(UnguardedStoreError);
+      await expect(marks.fresh()).rejects.toThrow(said);
+      const lastWhileRefused = marks.last();
+      await database.dataSource.query(
+        `ALTER TABLE pets ENABLE ALWAYS TRIGGER pets_note_id_floor, ENABLE ALWAYS TRIGGER pets_refuse_id`,
+      );
+      const again = await marks.fresh();
+
+      expect(lastWhileRefused).toBeNull();
+      expect(again.upToId).toBe(1);
+      expect(log).toEqual([expect.stringContaining(said), 'Paging: lists are served again']);
+    },
+  );
+
+  it('a sequence set back behind the ids stored: lists and creates are refused with what to run', async () => {
+    const marks = marksOn(database.dataSource);
+    for (let i = 0; i < 5; i++) await pets().add(aNewPet());
+
+    // Each refused try draws the next id: the tries end before the sequence is past the ids stored.
+    await database.dataSource.query(`SELECT setval('pets_id_seq', 1)`);
+
+    await expect(marks.fresh()).rejects.toThrow("run SELECT setval('pets_id_seq', (SELECT max(id) FROM pets))");
+    await expect(pets().add(aNewPet())).rejects.toBeInstanceOf(UnguardedStoreError);
+  });
+
+  it("a sequence that caches ids: said once; the service's creates, keyed or not, retry a cached id and pages stay exact", async () => {
+    const log: string[] = [];
+    const listPets = new ListPets(pets(), marksOn(database.dataSource, log));
+    const createPet = new CreatePet(pets(), petTransactionsOn(database.dataSource));
+    await database.dataSource.query(`ALTER SEQUENCE pets_id_seq CACHE 50`);
+
+    const created: number[] = [];
+    for (let i = 0; i < 12; i++) {
+      const keyed = i % 2 === 0 ? { caller: 'c', key: `k${i}` } : undefined;
+      created.push((await createPet.execute({ name: `pet ${i}`, categoryId: 1 }, keyed)).pet.id);
+      expect(idsOf(await listPets.execute({ limit: 100 }))).toEqual(created);
+    }
+
+    expect([...created].sort((a, b) => a - b)).toEqual(created);
+    expect(log).toEqual([expect.stringContaining('caches 50 ids per session')]);
+  });
 });

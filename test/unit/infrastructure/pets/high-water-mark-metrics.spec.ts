@@ -1,5 +1,5 @@
 import { Registry } from 'prom-client';
-import { SettledMarkMetrics } from '../../../../src/infrastructure/pets/settled-mark-metrics.js';
+import { HighWaterMarkMetrics } from '../../../../src/infrastructure/pets/high-water-mark-metrics.js';
 
 /** The exposition lines of one metric, as Prometheus scrapes them. */
 async function samples(registry: Registry, name: string): Promise<string[]> {
@@ -7,21 +7,23 @@ async function samples(registry: Registry, name: string): Promise<string[]> {
   return text.split('\n').filter((line) => line.startsWith(name));
 }
 
-describe('SettledMarkMetrics', () => {
+describe('HighWaterMarkMetrics', () => {
   it('has an infinite mark age before the first mark, and a small one just after', async () => {
     const registry = new Registry();
-    const marks = new SettledMarkMetrics(registry);
-    expect(await samples(registry, 'pets_settled_mark_age_seconds')).toEqual(['pets_settled_mark_age_seconds +Inf']);
+    const marks = new HighWaterMarkMetrics(registry);
+    expect(await samples(registry, 'pets_high_water_mark_age_seconds')).toEqual([
+      'pets_high_water_mark_age_seconds +Inf',
+    ]);
 
     marks.read();
 
-    const [age] = await samples(registry, 'pets_settled_mark_age_seconds');
+    const [age] = await samples(registry, 'pets_high_water_mark_age_seconds');
     expect(Number(age?.split(' ')[1])).toBeLessThan(1);
   });
 
   it('times the lists that waited for a mark, and counts those refused one', async () => {
     const registry = new Registry();
-    const marks = new SettledMarkMetrics(registry);
+    const marks = new HighWaterMarkMetrics(registry);
 
     marks.waited(0.003);
     marks.waited(2);

@@ -3,20 +3,27 @@ import { jest } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { DataSource } from 'typeorm';
 import { ListPets } from '../../../../src/application/pets/list-pets.js';
-import { openRedisLookBoard, RedisLookBoard } from '../../../../src/infrastructure/pets/redis-look-board.js';
-import { SHARED_LOOK_OPTIONS } from '../../../../src/infrastructure/pets/shared-looks.js';
+import {
+  RedisReadingQueue,
+  redisReadingQueueConnections,
+} from '../../../../src/infrastructure/pets/redis-reading-queue.js';
+import { SHARED_READING_OPTIONS, SharedReadings } from '../../../../src/infrastructure/pets/shared-readings.js';
+import { SYSTEM_CLOCK } from '../../../../src/infrastructure/pets/clock.js';
+import {
+  MARK_OPTIONS,
+  TypeOrmHighWaterMarkReading,
+} from '../../../../src/infrastructure/pets/typeorm-high-water-mark-reading.js';
 import { TypeOrmPetRepository } from '../../../../src/infrastructure/pets/typeorm-pet-repository.js';
-import { TypeOrmSettledMarks } from '../../../../src/infrastructure/pets/typeorm-settled-marks.js';
-import { connectRedis } from '../../../../src/infrastructure/platform/rate-limits/flexible-rate-limits.js';
+import { SharedHighWaterMarks } from '../../../../src/infrastructure/pets/high-water-marks.js';
 import { dataSourceOptions } from '../../../../src/infrastructure/schema/data-source-options.js';
 import { openTestDatabase, type TestDatabase } from '../../../support/database.js';
 import { findFreePort } from '../../../support/free-port.js';
 import { aNewPet } from '../../../support/pets.js';
 import { startRedis, type TestRedis } from '../../../support/redis-server.js';
 
-// Three instances on one database share their marks' looks through one Redis: each with a pool of
-// its own (so that a test can count the looks each sends) and a look board in the database's
-// namespace.
+// Three instances on one database share their high-water mark's readings through one Redis: each
+// with a pool of its own (so that a test can count the readings each sends) and a reading queue in
+// the database's namespace, composed as pets.module.ts composes them.
 let database: TestDatabase;
 let redis: TestRedis;
 let raw: Redis;
@@ -24,7 +31,14 @@ let pools: DataSource[];
 let namespace: string;
 let instances: Instance[];
 
-type Instance = { pool: DataSource; board: RedisLookBoard; marks: TypeOrmSettledMarks; log: string[]; looks: number };
+type Instance = {
+  pool: DataSource;
+  queue: RedisReadingQueue;
+  shared: SharedReadings;
+  marks: SharedHighWaterMarks;
+  log: string[];
+  readings: number;
+};
 
 beforeAll(async () => {
   database = await openTestDatabase();
@@ -44,7 +58,7 @@ beforeEach(async () => {
 afterEach(() => {
   jest.restoreAllMocks();
   redis.resume();
-  for (const { board } of instances) board.close();
+  for (const { queue } of instances) queue.onModuleDestroy();
 });
 afterAll(async () => {
   await Promise.all(pools.map((pool) => pool.destroy()));
@@ -53,38 +67,44 @@ afterAll(async () => {
   await database?.close();
 });
 
-/** An instance's marks on its pool, counting the looks it sends there. */
-async function instanceOn(pool: DataSource): Promise<Instance> {
-  const board = await new RedisLookBoard(await connectRedis(redis.url), new Redis(redis.url), namespace).open();
+/** An instance's marks on its pool, counting the readings it sends there. */
+async function instanceOn(pool: DataSource, url = redis.url, { counted = true } = {}): Promise<Instance> {
   const log: string[] = [];
-  const instance: Instance = {
-    pool,
-    board,
-    marks: new TypeOrmSettledMarks(pool, { board, log: (line) => log.push(line) }),
-    log,
-    looks: 0,
-  };
+  const queue = new RedisReadingQueue(() => redisReadingQueueConnections(url, namespace));
+  await queue.onModuleInit();
+  const { marks, shared } = composed(pool, queue, (line) => log.push(line));
+  const instance: Instance = { pool, queue, shared, marks, log, readings: 0 };
+  if (!counted) return instance;
   const query = pool.query.bind(pool);
   jest.spyOn(pool, 'query').mockImplementation((...statement) => {
-    instance.looks++;
+    instance.readings++;
     return query(...statement);
   });
   return instance;
 }
 
-/** Resolves once `count` asks wait on the board for the next look. */
-async function asksOnTheBoard(count: number): Promise<void> {
-  while ((await raw.llen(`petstore:marks:{${namespace}}:asks`)) < count) await new Promise(setImmediate);
+/** The marks shared through `queue`, as pets.module.ts binds them. */
+function composed(pool: DataSource, queue: RedisReadingQueue, log: (line: string) => void) {
+  const reading = new TypeOrmHighWaterMarkReading(pool, log);
+  const shared = new SharedReadings(queue, reading.read, SHARED_READING_OPTIONS, SYSTEM_CLOCK, log);
+  const marks = new SharedHighWaterMarks(shared.read, MARK_OPTIONS);
+  shared.onReading((heard) => marks.heard(heard));
+  return { marks, shared };
+}
+
+/** Resolves once `count` requests wait on the queue for the next reading. */
+async function requestsQueued(count: number): Promise<void> {
+  while ((await raw.llen(`petstore:high-water:{${namespace}}:requests`)) < count) await new Promise(setImmediate);
 }
 
 async function create(): Promise<number> {
   return (await new TypeOrmPetRepository(database.dataSource.manager).add(aNewPet())).id;
 }
 
-describe('Settled marks shared by three instances through Redis', () => {
-  it('answers the asks made while one instance looks with that instance’s next look: the others send no statement', async () => {
+describe('High-water marks shared by three instances through Redis', () => {
+  it('answers the requests made while one instance reads with that instance’s next reading: the others send no statement', async () => {
     const [a, b, c] = instances as [Instance, Instance, Instance];
-    // A's look is held until B and C have asked.
+    // A's reading is held until B and C have requested.
     let release = (): void => undefined;
     const held = new Promise<void>((resolve) => (release = resolve));
     const query = a.pool.query.bind(a.pool);
@@ -97,12 +117,12 @@ describe('Settled marks shared by three instances through Redis', () => {
 
     const fromB = b.marks.fresh();
     const fromC = c.marks.fresh();
-    await asksOnTheBoard(2);
+    await requestsQueued(2);
     release();
     const [, markOfB, markOfC] = await Promise.all([fromA, fromB, fromC]);
 
     expect([markOfB.upToId, markOfC.upToId]).toEqual([acknowledged, acknowledged]);
-    expect([a.looks, b.looks, c.looks]).toEqual([2, 0, 0]);
+    expect([a.readings, b.readings, c.readings]).toEqual([2, 0, 0]);
   });
 
   it('lists, on each instance, every pet acknowledged before the list began (four clients at once)', async () => {
@@ -135,12 +155,12 @@ describe('Settled marks shared by three instances through Redis', () => {
     const started = performance.now();
     const whilePaused = await Promise.all(instances.map(({ marks }) => marks.fresh()));
     const pausedMs = performance.now() - started;
-    const degraded = instances.map(({ marks }) => marks.degradation());
+    const degraded = instances.map(({ shared }) => shared.degradation());
     redis.resume();
-    // Each instance tries Redis again SHARED_LOOK_OPTIONS.retryMs after it failed, at its next look.
-    while (instances.some(({ marks }) => marks.degradation() !== null)) {
+    // Each instance tries Redis again SHARED_READING_OPTIONS.retryMs after it failed, at its next reading.
+    while (instances.some(({ shared }) => shared.degradation() !== null)) {
       await Promise.all(instances.map(({ marks }) => marks.fresh()));
-      await new Promise((resolve) => setTimeout(resolve, SHARED_LOOK_OPTIONS.retryMs / 10));
+      await new Promise((resolve) => setTimeout(resolve, SHARED_READING_OPTIONS.retryMs / 10));
     }
 
     expect(whilePaused.every((mark) => mark.upToId >= acknowledged)).toBe(true);
@@ -152,36 +172,35 @@ describe('Settled marks shared by three instances through Redis', () => {
 
   it('starts while Redis is down, each instance reading its own marks, and shares once Redis is up', async () => {
     const port = await findFreePort();
-    const boards = await Promise.all(
-      pools.map(() => openRedisLookBoard(`redis://127.0.0.1:${port}`, namespace, () => undefined)),
+    const late = await Promise.all(
+      pools.map((pool) => instanceOn(pool, `redis://127.0.0.1:${port}`, { counted: false })),
     );
-    const late = boards.map((board, i) => new TypeOrmSettledMarks(pools[i]!, { board }));
     let lateRedis: TestRedis | null = null;
     try {
       const acknowledged = await create();
-      const whileDown = await Promise.all(late.map((marks) => marks.fresh()));
-      const degraded = late.map((marks) => marks.degradation());
+      const whileDown = await Promise.all(late.map(({ marks }) => marks.fresh()));
+      const degraded = late.map(({ shared }) => shared.degradation());
 
       lateRedis = await startRedis(port);
-      // The clients reconnect on their own; each tries Redis again at its first look a second after it failed.
-      while (late.some((marks) => marks.degradation() !== null)) {
-        await Promise.all(late.map((marks) => marks.fresh()));
-        await new Promise((resolve) => setTimeout(resolve, SHARED_LOOK_OPTIONS.retryMs / 10));
+      // The clients reconnect on their own; each tries Redis again at its first reading a second after it failed.
+      while (late.some(({ shared }) => shared.degradation() !== null)) {
+        await Promise.all(late.map(({ marks }) => marks.fresh()));
+        await new Promise((resolve) => setTimeout(resolve, SHARED_READING_OPTIONS.retryMs / 10));
       }
 
-      // Each board's subscription came back on its own: an answer published reaches all three.
-      const received = new Promise<unknown>((resolve) => boards[0]!.onAnswer(resolve));
+      // Each queue's subscription came back on its own: a reading published reaches all three.
+      const received = new Promise<unknown>((resolve) => late[0]!.queue.onPublished(resolve));
       const publisher = new Redis(lateRedis.url);
-      const answer = JSON.stringify({ asks: ['x/1'], snapshot: null });
-      while ((await publisher.publish(`petstore:marks:{${namespace}}:answers`, answer)) < 3)
+      const published = JSON.stringify({ requests: ['x/1'], reading: null });
+      while ((await publisher.publish(`petstore:high-water:{${namespace}}:readings`, published)) < 3)
         await new Promise(setImmediate);
       publisher.disconnect();
 
       expect(whileDown.every((mark) => mark.upToId >= acknowledged)).toBe(true);
       expect(degraded).toEqual(Array(3).fill(expect.stringContaining('Redis does not answer')));
-      expect(await received).toEqual({ asks: ['x/1'], snapshot: null });
+      expect(await received).toEqual({ requests: ['x/1'], reading: null });
     } finally {
-      for (const board of boards) board.close();
+      for (const { queue } of late) queue.onModuleDestroy();
       await lateRedis?.stop();
     }
   });
