@@ -94,11 +94,11 @@ export async function startStreamingPair(): Promise<StreamingPair> {
     },
     async caughtUp() {
       const { rows } = await query(primaryUrl, 'SELECT pg_current_wal_flush_lsn()::text AS lsn');
-      const lsn = String(rows[0]?.lsn);
+      const lsn = String(Reflect.get(Object(rows[0]), 'lsn'));
       const deadline = Date.now() + 10_000;
       for (;;) {
         const replayed = await query(standbyUrl, `SELECT pg_last_wal_replay_lsn() >= '${lsn}'::pg_lsn AS done`);
-        if (replayed.rows[0]?.done === true) return;
+        if (Reflect.get(Object(replayed.rows[0]), 'done') === true) return;
         if (Date.now() > deadline) throw new Error(`the standby did not replay up to ${lsn} within 10 s`);
         await new Promise((resolve) => setTimeout(resolve, 10));
       }
