@@ -86,11 +86,11 @@ export const MARK_WAIT_LIMIT_MS = STATEMENT_TIMEOUT_MS + IDLE_IN_TRANSACTION_MS 
 export const MARK_OPTIONS: HighWaterMarkOptions = { waitLimitMs: MARK_WAIT_LIMIT_MS, minPollMs: 2, maxPollMs: 50 };
 
 /**
- * Readings on the primary. Throws UnguardedStoreError while a guard is off, and says once when a
- * problem or the sequence cache comes and goes.
+ * Readings on the primary. Throws UnguardedStoreError while a guard is off (the error filter says
+ * so in the log, once), and says once when the sequence starts or stops caching ids.
  */
 export class TypeOrmHighWaterMarkReading {
-  private said: { problem: string | null; cache: string | null } = { problem: null, cache: null };
+  private saidOfTheCache: string | null = null;
 
   constructor(
     private readonly primary: DataSource,
@@ -115,17 +115,15 @@ export class TypeOrmHighWaterMarkReading {
       cache: Number(propertyOf(row, 'cache') ?? 1),
       triggers: triggers.map(String),
     };
-    this.sayOnce('cache', cacheWarning(facts.cache));
+    this.sayOfTheCache(cacheWarning(facts.cache));
     const problem = guardProblem(facts);
-    this.sayOnce('problem', problem);
     if (problem !== null) throw new UnguardedStoreError(problem);
     return { upToId, writers: writers.map(String), lsn, timeline };
   }
 
-  private sayOnce(kind: 'problem' | 'cache', line: string | null): void {
-    if (line === this.said[kind]) return;
-    if (line !== null) this.log(`Paging: ${line}`);
-    else this.log(`Paging: ${kind === 'problem' ? 'lists are served again' : 'the id sequence no longer caches ids'}`);
-    this.said[kind] = line;
+  private sayOfTheCache(line: string | null): void {
+    if (line === this.saidOfTheCache) return;
+    this.log(`Paging: ${line ?? 'the id sequence no longer caches ids'}`);
+    this.saidOfTheCache = line;
   }
 }

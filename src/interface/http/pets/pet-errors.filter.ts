@@ -12,10 +12,6 @@ import { ApiError } from '../platform/api-error.js';
 import { answerWithError } from '../platform/error.filter.js';
 import { invalidBody } from '../platform/validation-errors.js';
 
-const unguarded = new Logger('Pets');
-/** Said once while it lasts: every list and create would say it again. */
-let lastUnguarded: string | null = null;
-
 /** One row of PET_ERRORS: an error class and its answer, which takes the error as that class. */
 function answer<E extends Error>(
   type: new (...args: never[]) => E,
@@ -53,14 +49,14 @@ export const PET_ERRORS = [
     StaleMarkError,
     () => new ApiError(503, 'The database changed while the page was read; retry', { 'Retry-After': '1' }),
   ),
-  // What is off is the operators' to mend, and said in the log: the client learns only to come back.
-  answer(UnguardedStoreError, (error) => {
-    if (error.problem !== lastUnguarded) unguarded.warn(`503 unavailable: ${error.problem}`);
-    lastUnguarded = error.problem;
-    return new ApiError(503, 'The service cannot vouch for the pets it would list now; retry later', {
-      'Retry-After': '5',
-    });
-  }),
+  // What is off is the operators' to mend, and said in the log (PetErrorsFilter): the client learns only to come back.
+  answer(
+    UnguardedStoreError,
+    () =>
+      new ApiError(503, 'The service cannot vouch for the pets it would list now; retry later', {
+        'Retry-After': '5',
+      }),
+  ),
 ];
 
 /** The answer PET_ERRORS gives `error`; any other error as it is, for the platform's ErrorFilter. */
@@ -75,7 +71,14 @@ export function apiErrorOf(error: unknown): unknown {
 /** The pets controller's errors, as ApiErrors written by the platform's ErrorFilter. */
 @Catch(...PET_ERRORS.map(({ type }) => type))
 export class PetErrorsFilter implements ExceptionFilter {
+  private readonly logger = new Logger('Pets');
+  /** Said once while it lasts: every list and create would say it again. */
+  private unguarded: string | null = null;
+
   catch(exception: unknown, host: ArgumentsHost): void {
+    if (exception instanceof UnguardedStoreError && exception.problem !== this.unguarded)
+      this.logger.warn(`Answered 503 until an operator mends it: ${exception.problem}`);
+    if (exception instanceof UnguardedStoreError) this.unguarded = exception.problem;
     const http = host.switchToHttp();
     answerWithError(apiErrorOf(exception), http.getRequest<Request>(), http.getResponse<Response>());
   }
