@@ -5,7 +5,7 @@
 #                                     each request cost: the instances' own CPU time, and the whole
 #                                     machine's (balancer, PostgreSQL, Redis and wrk included)
 #   npm run bench:cluster -- marks    what lists cost the primary: short pages (every one asks for a
-#                                     fresh settled mark), the marks' looks per second and the
+#                                     fresh high-water mark), the marks' readings per second and the
 #                                     primary's transactions per list; then lists beside creates
 #
 # DURATION (default 15 s), CONNECTIONS (default 32); SERVICE_DIR runs another checkout's build (the
@@ -74,8 +74,8 @@ get_bench() {
 # One value from node I's PostgreSQL (the petstore database).
 on_node() { psql -XAtq -h 127.0.0.1 -p "$(eval echo "\$NODE_${1}_PG_PORT")" -U postgres -d petstore -c "$2"; }
 leader_node() { local name; name=$(bash scripts/cluster/cluster.sh leader) && echo "${name#node}"; }
-# The settled marks' looks (the statement reading pg_sequence_last_value), as pg_stat_statements counts them.
-looks() { on_node "$1" "SELECT coalesce(sum(calls), 0) FROM pg_stat_statements WHERE query LIKE '%pg_sequence_last_value%'"; }
+# The high-water mark's readings (the statement reading pg_sequence_last_value), as pg_stat_statements counts them.
+readings() { on_node "$1" "SELECT coalesce(sum(calls), 0) FROM pg_stat_statements WHERE query LIKE '%pg_sequence_last_value%'"; }
 # Transactions in the petstore database, committed or rolled back, as the node's statistics have them.
 transactions() { on_node "$1" "SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = 'petstore'"; }
 # A backend reports its transactions to the statistics when it goes idle, at most once a second,
@@ -83,17 +83,17 @@ transactions() { on_node "$1" "SELECT xact_commit + xact_rollback FROM pg_stat_d
 STATS_SETTLE=11
 
 # One round of short pages: a store of 10 pets listed with limit=100, so that every list is a short
-# page and asks for a fresh mark. Prints: instances, lists/s, p50, p99, looks/s, looks and primary
+# page and asks for a fresh mark. Prints: instances, lists/s, p50, p99, readings/s, readings and primary
 # transactions per list.
 short_pages() { # short_pages N
   local n=$1 leader out l0 l1 t0 t1 lists
   leader=$(leader_node)
   wrk -t2 -c"$CONNECTIONS" -d3s -H "Authorization: Bearer $API_KEY" "$BALANCER_URL/v1/pets?limit=100" >/dev/null
   sleep "$STATS_SETTLE"
-  l0=$(looks "$leader")
+  l0=$(readings "$leader")
   t0=$(transactions "$leader")
   out=$(wrk_run "$DURATION" "$CONNECTIONS" "$BALANCER_URL/v1/pets?limit=100")
-  l1=$(looks "$leader")
+  l1=$(readings "$leader")
   sleep "$STATS_SETTLE"
   t1=$(transactions "$leader")
   lists=$(requests "$out")
@@ -150,7 +150,7 @@ marks_bench() {
   echo "$(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $(node --version), $(git -C "${SERVICE_DIR:-.}" rev-parse --short HEAD)," \
     "load average $(cut -d' ' -f1-3 /proc/loadavg); wrk -t2 -c$CONNECTIONS -d${DURATION}s"
   echo "Short pages: GET /v1/pets?limit=100 on a store of 10 pets (every list asks for a fresh mark)"
-  printf '%-10s %9s %9s %9s %10s %13s %15s\n' instances 'lists/s' 'p50' 'p99' 'looks/s' 'looks/list' 'primary tx/list'
+  printf '%-10s %9s %9s %9s %10s %13s %15s\n' instances 'lists/s' 'p50' 'p99' 'readings/s' 'readings/list' 'primary tx/list'
   for n in 1 2 3; do
     cluster_up "$n"
     on_node "$(leader_node)" 'CREATE EXTENSION IF NOT EXISTS pg_stat_statements'

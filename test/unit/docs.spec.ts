@@ -37,9 +37,8 @@ const NAME_SHAPES = [
 /** Names the docs take from what no package of ours declares. Each one here is checked by nothing. */
 const ELSEWHERE = new Set([
   // PostgreSQL's source (internals.md follows a lock or a trigger through it), its lock modes
-  ...['AbortTransaction', 'CommitTransaction', 'CopyFrom', 'DefineIndex', 'ExecBSInsertTriggers', 'ExecModifyTable'],
-  ...['GetLockConflicts', 'LockReleaseAll', 'NextCopyFrom', 'ProcArrayEndTransaction', 'RecordTransactionCommit'],
-  ...['ResourceOwnerRelease', 'RESOURCE_RELEASE_LOCKS', 'VirtualXactLock', 'ShareLock'],
+  ...['AbortTransaction', 'CommitTransaction', 'LockReleaseAll', 'ProcArrayEndTransaction', 'RecordTransactionCommit'],
+  ...['WaitForLockers', 'RowExclusiveLock', 'ShareLock'],
   // Linux: a socket option, and /proc/<pid>/status's memory lines
   ...['TCP_USER_TIMEOUT', 'VmHWM', 'VmRSS'],
   // OpenTelemetry's own variables, read by its SDK (observability.md)

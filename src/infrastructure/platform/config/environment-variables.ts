@@ -147,7 +147,7 @@ export class EnvironmentVariables {
   @Max(LARGEST, POSITIVE)
   AUTH_FAILURES_PER_MINUTE = 20;
 
-  /** Unset: rate-limit counters are kept, and the settled marks read, per process. */
+  /** Unset: rate-limit counters are kept, and the high-water marks read, per process. */
   @Trimmed()
   @IsOptional()
   @IsUrlWithScheme(['redis:', 'rediss:'], { message: 'REDIS_URL must be a redis:// or rediss:// URL' })
