@@ -9,8 +9,8 @@ export default {
   testRunner: 'jest',
   jest: { projectType: 'custom', configFile: 'jest.config.js', config: { projects: [unit] } },
   testRunnerNodeArgs: ['--experimental-vm-modules'],
-  // The domain, the use cases, the pure code of the HTTP edge and of the configuration, and the
-  // replicas' routing rules (checked against fakes).
+  // The domain, the use cases, the pure code of the HTTP edge and of the configuration, the
+  // replicas' routing rules (checked against fakes), and the high-water marks' algorithm.
   mutate: [
     'src/domain/**/*.ts',
     'src/application/**/*.ts',
@@ -25,6 +25,10 @@ export default {
     'src/infrastructure/platform/config.ts',
     'src/infrastructure/platform/config/*.ts',
     'src/infrastructure/platform/database/replica-set.ts',
+    // The high-water marks' pure algorithm and their sharing between instances (checked with an
+    // injected clock and an in-memory reading queue).
+    'src/infrastructure/pets/high-water-marks.ts',
+    'src/infrastructure/pets/shared-readings.ts',
   ],
   // Not copied into the sandbox: the embedded PostgreSQL's data (as root, data/test/postgres links
   // to a cluster elsewhere, which Stryker cannot copy), builds, reports and a running cluster.

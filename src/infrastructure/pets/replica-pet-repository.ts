@@ -6,7 +6,8 @@ import { StoreUnavailableError } from '../../application/platform/store-unavaila
 import type { ReplicaSet } from '../platform/database/replica-set.js';
 import { translateStoreErrors } from '../platform/database/store-errors.js';
 import { WalHighWaterMark } from './high-water-marks.js';
-import { prepared, readPage, TIMELINE, TypeOrmPetRepository } from './typeorm-pet-repository.js';
+import { PRIMARY_TIMELINE } from '../platform/database/typeorm-replicas.js';
+import { prepared, readPage, TypeOrmPetRepository } from './typeorm-pet-repository.js';
 
 // Pet reads on streaming replicas: where a read goes (ReplicaRoutingPetRepository), and the check a
 // page makes on the replica's own connection (TypeOrmReplicaPetRepository). docs/internals.md,
@@ -23,7 +24,7 @@ const REACHED = prepared(
   'wal_reached',
   `SELECT CASE WHEN pg_is_in_recovery()
     THEN pg_last_wal_replay_lsn() >= $1::pg_lsn AND coalesce((SELECT received_tli FROM pg_stat_wal_receiver), $2) = $2
-    ELSE pg_current_wal_insert_lsn() >= $1::pg_lsn AND ${TIMELINE} = $2 END AS reached`,
+    ELSE pg_current_wal_insert_lsn() >= $1::pg_lsn AND ${PRIMARY_TIMELINE} = $2 END AS reached`,
 );
 
 /** The replica a page went to does not hold every pet of the page's mark yet: the page is read elsewhere. */

@@ -5,7 +5,8 @@ import { IDLE_IN_TRANSACTION_MS, STATEMENT_TIMEOUT_MS } from '../platform/databa
 import { translateStoreErrors } from '../platform/database/store-errors.js';
 import { propertyOf } from '../platform/property-of.js';
 import type { HighWaterMarkOptions, Reading } from './high-water-marks.js';
-import { prepared, TIMELINE } from './typeorm-pet-repository.js';
+import { PRIMARY_TIMELINE } from '../platform/database/typeorm-replicas.js';
+import { prepared } from './typeorm-pet-repository.js';
 
 // The SQL of a high-water mark's reading on the primary, and the checks of what it rests on
 // (docs/internals.md, "Exact paging": each assumption, what guards it, the test that breaks it).
@@ -40,7 +41,7 @@ const READING = prepared(
   writing AS MATERIALIZED (
     SELECT up_to_id, ARRAY(SELECT virtualtransaction FROM pg_locks WHERE ${WRITERS_OF_PETS} AND drawn.up_to_id IS NOT NULL) AS writers
     FROM drawn)
-  SELECT up_to_id::text, writers, pg_current_wal_insert_lsn()::text AS lsn, ${TIMELINE} AS timeline,
+  SELECT up_to_id::text, writers, pg_current_wal_insert_lsn()::text AS lsn, ${PRIMARY_TIMELINE} AS timeline,
     (SELECT coalesce(max(id), 0) FROM pets)::text AS max_id,
     (SELECT seqcache FROM pg_sequence WHERE seqrelid = pg_get_serial_sequence('pets', 'id')::regclass)::text AS cache,
     ARRAY(SELECT tgname || '=' || tgenabled::text FROM pg_trigger WHERE tgrelid = 'pets'::regclass AND NOT tgisinternal) AS triggers

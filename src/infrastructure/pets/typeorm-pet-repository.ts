@@ -4,6 +4,7 @@ import { isPetStatus, type NewPet, type Pet, type PetStatus } from '../../domain
 import { UnguardedStoreError } from '../../application/pets/errors.js';
 import { PetRepository, type PetListQuery, StaleMarkError } from '../../domain/pets/pet-repository.js';
 import { fromBigint } from '../platform/database/bigint.js';
+import { PRIMARY_TIMELINE } from '../platform/database/typeorm-replicas.js';
 import { retryingWhatTheStoreAsks, translateStoreErrors } from '../platform/database/store-errors.js';
 import { propertyOf } from '../platform/property-of.js';
 import { WalHighWaterMark } from './high-water-marks.js';
@@ -26,8 +27,6 @@ export function prepared(name: string, text: string): string {
   const statement: QueryConfig = { name, text };
   return statement as unknown as string;
 }
-/** The primary's timeline, from the name of the WAL file it writes (the first eight hex digits). */
-export const TIMELINE = `('x' || substr(pg_walfile_name(pg_current_wal_insert_lsn()), 1, 8))::bit(32)::int`;
 // A plain INSERT: the table lock it takes marks it as a writer in flight, as for any insert.
 const INSERT = prepared('pets_insert', `INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3) RETURNING id`);
 const BY_ID = prepared('pets_by_id', `SELECT ${COLUMNS} FROM pets WHERE id = $1`);
@@ -58,7 +57,7 @@ function pageStatements(prefix: string, columns: string): Record<PetStatus | 'an
   };
 }
 const PAGES = pageStatements('pets_page', COLUMNS);
-const PAGES_ON_PRIMARY = pageStatements('pets_page_on_primary', `${COLUMNS}, (SELECT ${TIMELINE}) AS timeline`);
+const PAGES_ON_PRIMARY = pageStatements('pets_page_on_primary', `${COLUMNS}, (SELECT ${PRIMARY_TIMELINE}) AS timeline`);
 /** The largest bigint: the bound of a list under no high-water mark. */
 const NO_BOUND = '9223372036854775807';
 

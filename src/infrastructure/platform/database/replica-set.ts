@@ -1,4 +1,8 @@
 import pTimeout from 'p-timeout';
+
+/** Where a server stands in the WAL: a position, and the timeline it is on (null: not known). */
+export type WalPosition = { lsn: string; timeline: number | null };
+
 /**
  * One streaming replica as the routing sees it: its reads (whatever the product reads through,
  * a repository on the replica's pool), and how far it has replayed the WAL.
@@ -10,8 +14,8 @@ export type Replica<Reads> = {
   reads(): Reads | null;
   /** Called by a check that found the replica answering: open its pool if not yet open. */
   open(): Promise<void>;
-  /** The LSN the replica has replayed up to (`pg_last_wal_replay_lsn()`; null: not a standby). Throws when it does not answer. */
-  replayLsn(): Promise<string | null>;
+  /** What the replica has replayed, on which timeline (null: not a standby). Throws when it does not answer. */
+  replayPosition(): Promise<WalPosition | null>;
 };
 
 export type ReplicaOptions = {
@@ -25,6 +29,11 @@ export type ReplicaOptions = {
 
 type State<Reads> = { replica: Replica<Reads>; usable: boolean; lagMs: number; replayed: bigint };
 
+/** Neither timeline is known, or they are the same. */
+function sameTimeline(a: number | null, b: number | null): boolean {
+  return a === null || b === null || a === b;
+}
+
 /**
  * Which replicas may serve reads. A check (at start, then every REPLICA_CHECK_MS) reads the
  * primary's WAL position, then each replica's replay position. Lag is measured against the
@@ -33,19 +42,24 @@ type State<Reads> = { replica: Replica<Reads>; usable: boolean; lagMs: number; r
  * at most now - t, and an idle primary (no new commits) does not make a current replica look old.
  * A replica serves reads only once a check found it answering within the bound; one that fails a
  * read is taken out at once, until a check sees it back. While the primary gives no position (a
- * failover), replicas are still checked: see checkOne.
+ * failover), replicas are still checked: see checkOne. Positions compare only on one timeline: a
+ * replica that follows another timeline than the primary's (not yet the new primary's after a
+ * failover, or one it diverged from) serves no reads, and a primary on a new timeline starts the
+ * lag's samples again.
  */
 export class ReplicaSet<Reads> {
   private readonly states: State<Reads>[];
   /** The primary's WAL positions at the recent checks, oldest first. */
   private samples: { at: number; lsn: bigint }[] = [];
+  /** The primary's timeline at the last check that reached it. */
+  private timeline: number | null = null;
   private next = 0;
   private checking = false;
   private readonly now: () => number;
   private readonly log: (line: string) => void;
 
   constructor(
-    private readonly primaryLsn: () => Promise<string>,
+    private readonly primaryPosition: () => Promise<WalPosition>,
     replicas: Replica<Reads>[],
     readonly options: ReplicaOptions,
   ) {
@@ -69,7 +83,11 @@ export class ReplicaSet<Reads> {
   async check(): Promise<void> {
     let primary: bigint | null = null;
     try {
-      primary = parseLsn(await this.primaryLsn());
+      const position = await this.primaryPosition();
+      primary = parseLsn(position.lsn);
+      // Positions of another timeline tell nothing of this one's.
+      if (!sameTimeline(position.timeline, this.timeline)) this.samples = [];
+      this.timeline = position.timeline ?? this.timeline;
     } catch {
       // A primary that is gone (a failover) gives no position: see checkOne.
     }
@@ -92,10 +110,14 @@ export class ReplicaSet<Reads> {
     let usable: boolean;
     let reason: string;
     try {
-      const replayed = await this.withinDeadline(state.replica.replayLsn());
+      const replayed = await this.withinDeadline(state.replica.replayPosition());
       // Not a standby (it has all there is): past any position.
-      state.replayed = replayed === null ? BigInt.asUintN(64, -1n) : parseLsn(replayed);
-      if (primaryAnswered) {
+      state.replayed = replayed === null ? BigInt.asUintN(64, -1n) : parseLsn(replayed.lsn);
+      if (replayed !== null && !sameTimeline(replayed.timeline, this.timeline)) {
+        lagMs = Number.POSITIVE_INFINITY;
+        usable = false;
+        reason = `follows timeline ${replayed.timeline}, the primary's is ${this.timeline}`;
+      } else if (primaryAnswered) {
         lagMs = replayed === null ? 0 : this.lagOf(state.replayed);
         usable = lagMs <= this.options.maxLagMs;
         reason = usable ? 'answers within the lag bound' : `lags more than ${this.options.maxLagMs} ms`;

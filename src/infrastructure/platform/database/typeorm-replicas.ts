@@ -2,11 +2,13 @@ import type { SchedulerRegistry } from '@nestjs/schedule';
 import { DataSource, type DataSourceOptions } from 'typeorm';
 import { type DatabaseWaits, openDataSource } from './database.js';
 import { queryOnce } from './pg-probe.js';
-import { type Replica, ReplicaSet } from './replica-set.js';
+import { type Replica, ReplicaSet, type WalPosition } from './replica-set.js';
 import { propertyOf } from '../property-of.js';
 
 /** How long a read waits for a replica before it goes to the primary: a stopped replica costs a read at most this. */
 export const REPLICA_READ_DEADLINE_MS = 500;
+/** A primary's timeline, from the name of the WAL file it writes (the first eight hex digits). */
+export const PRIMARY_TIMELINE = `('x' || substr(pg_walfile_name(pg_current_wal_insert_lsn()), 1, 8))::bit(32)::int`;
 /** How often each instance measures its replicas' lag and looks for one that came back. */
 export const REPLICA_CHECK_MS = 500;
 
@@ -36,14 +38,18 @@ export class TypeOrmReplicas {
   ) {
     this.scheduler = options.scheduler ?? null;
     this.replicas = urls.map((url) => new PgReplica(url, options.optionsFor));
-    const primaryLsn = async (): Promise<string> => {
-      const rows: unknown = await primary.query('SELECT pg_current_wal_lsn()::text AS lsn');
+    // The write position: a replica can replay only what the primary has written out.
+    const primaryPosition = async (): Promise<WalPosition> => {
+      const rows: unknown = await primary.query(
+        `SELECT pg_current_wal_lsn()::text AS lsn, ${PRIMARY_TIMELINE} AS timeline`,
+      );
       const row: unknown = Array.isArray(rows) ? rows[0] : undefined;
       const lsn = propertyOf(row, 'lsn');
-      if (typeof lsn !== 'string') throw new Error('the primary gave no WAL position');
-      return lsn;
+      const timeline = propertyOf(row, 'timeline');
+      if (typeof lsn !== 'string' || typeof timeline !== 'number') throw new Error('the primary gave no WAL position');
+      return { lsn, timeline };
     };
-    this.set = new ReplicaSet(primaryLsn, this.replicas, {
+    this.set = new ReplicaSet(primaryPosition, this.replicas, {
       maxLagMs: options.maxLagSeconds * 1000,
       readDeadlineMs: REPLICA_READ_DEADLINE_MS,
       log: options.log,
@@ -107,14 +113,17 @@ class PgReplica implements Replica<DataSource> {
     this.dataSource = dataSource;
   }
 
-  /** On a connection of its own, not the pool's: a pool whose connections hang would hang the check too. */
-  async replayLsn(): Promise<string | null> {
-    const [row] = await queryOnce<{ lsn: string | null }>(
+  /**
+   * On a connection of its own, not the pool's: a pool whose connections hang would hang the check
+   * too. The timeline is its WAL receiver's, when the role may read it (else null: not known).
+   */
+  async replayPosition(): Promise<WalPosition | null> {
+    const [row] = await queryOnce<{ lsn: string | null; timeline: number | null }>(
       this.url,
-      'SELECT pg_last_wal_replay_lsn()::text AS lsn',
+      'SELECT pg_last_wal_replay_lsn()::text AS lsn, (SELECT received_tli FROM pg_stat_wal_receiver) AS timeline',
       REPLICA_READ_DEADLINE_MS,
     );
-    return row?.lsn ?? null;
+    return row?.lsn == null ? null : { lsn: row.lsn, timeline: row.timeline ?? null };
   }
 
   async close(): Promise<void> {

@@ -6,10 +6,11 @@ import { ScheduleModule, SchedulerRegistry } from '@nestjs/schedule';
 import { Test } from '@nestjs/testing';
 import { ReplicaRoutingPetRepository } from '../../../../src/infrastructure/pets/replica-pet-repository.js';
 import { StaleMarkError } from '../../../../src/domain/pets/pet-repository.js';
-import { TIMELINE, TypeOrmPetRepository } from '../../../../src/infrastructure/pets/typeorm-pet-repository.js';
+import { TypeOrmPetRepository } from '../../../../src/infrastructure/pets/typeorm-pet-repository.js';
 import { WalHighWaterMark } from '../../../../src/infrastructure/pets/high-water-marks.js';
 import { TypeOrmReplicaPetRepository } from '../../../../src/infrastructure/pets/replica-pet-repository.js';
 import {
+  PRIMARY_TIMELINE,
   REPLICA_CHECK_MS,
   REPLICA_READ_DEADLINE_MS,
   TypeOrmReplicas,
@@ -93,7 +94,7 @@ describe('TypeOrmReplicas with ReplicaRoutingPetRepository', () => {
     const created = await pets.add(aNewPet({ name: 'Rex' }));
     await replicas.set.check();
     const [row] = await database.dataSource.query<{ position: string; timeline: number }[]>(
-      `SELECT pg_current_wal_insert_lsn()::text AS position, ${TIMELINE} AS timeline`,
+      `SELECT pg_current_wal_insert_lsn()::text AS position, ${PRIMARY_TIMELINE} AS timeline`,
     );
     const reached = new WalHighWaterMark(created.id, row?.position ?? '', row?.timeline ?? 0);
     const ahead = new WalHighWaterMark(created.id, 'FFFFFFFF/FFFFFFFF', row?.timeline ?? 0);
@@ -117,7 +118,7 @@ describe('TypeOrmReplicas with ReplicaRoutingPetRepository', () => {
     const created = await pets.add(aNewPet({ name: 'Rex' }));
     await replicas.set.check();
     const [row] = await database.dataSource.query<{ position: string; timeline: number }[]>(
-      `SELECT pg_current_wal_insert_lsn()::text AS position, ${TIMELINE} AS timeline`,
+      `SELECT pg_current_wal_insert_lsn()::text AS position, ${PRIMARY_TIMELINE} AS timeline`,
     );
     const before = new WalHighWaterMark(created.id, row?.position ?? '', (row?.timeline ?? 0) - 1);
 

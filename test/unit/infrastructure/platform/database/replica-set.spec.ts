@@ -1,7 +1,12 @@
 import { jest } from '@jest/globals';
 import type { NewPet, Pet } from '../../../../../src/domain/pets/pet.js';
 import { PetRepository, type PetListQuery } from '../../../../../src/domain/pets/pet-repository.js';
-import { parseLsn, type Replica, ReplicaSet } from '../../../../../src/infrastructure/platform/database/replica-set.js';
+import {
+  parseLsn,
+  type Replica,
+  ReplicaSet,
+  type WalPosition,
+} from '../../../../../src/infrastructure/platform/database/replica-set.js';
 import { ReplicaBehindError } from '../../../../../src/infrastructure/pets/replica-pet-repository.js';
 import { ReplicaRoutingPetRepository } from '../../../../../src/infrastructure/pets/replica-pet-repository.js';
 import { WalHighWaterMark } from '../../../../../src/infrastructure/pets/high-water-marks.js';
@@ -18,6 +23,8 @@ class FakeReplica implements Replica<PetRepository> {
   readonly stored = new InMemoryPetRepository();
   /** null: the server is not a standby, so it has no replay position. */
   replayed: string | null = '0/100';
+  /** The timeline its WAL receiver follows (null: not known, as for a role that may not read it). */
+  timeline: number | null = 1;
   /** silent: stopped (SIGSTOP, a pulled cable), nothing comes back; refusing: down, connections are refused. */
   health: 'up' | 'silent' | 'refusing' = 'up';
   poolOpen = false;
@@ -36,9 +43,9 @@ class FakeReplica implements Replica<PetRepository> {
     this.poolOpen = true;
   }
 
-  async replayLsn(): Promise<string | null> {
+  async replayPosition(): Promise<WalPosition | null> {
     await this.answer();
-    return this.replayed;
+    return this.replayed === null ? null : { lsn: this.replayed, timeline: this.timeline };
   }
 
   private answer(): Promise<void> {
@@ -107,13 +114,14 @@ class UnavailablePets extends PetRepository {
 /** The primary's WAL position as the checks read it. A slow primary holds each query until it is told to answer. */
 class FakePrimaryWal {
   lsn = '0/100';
+  timeline = 1;
   answers = true;
   slow = false;
   /** The most position queries that were waiting on the primary at one time. */
   mostWaiting = 0;
   private readonly waiting: (() => void)[] = [];
 
-  readonly position = async (): Promise<string> => {
+  readonly position = async (): Promise<WalPosition> => {
     if (!this.answers) throw new Error('connection refused');
     if (this.slow) {
       await new Promise<void>((resolve) => {
@@ -121,7 +129,7 @@ class FakePrimaryWal {
         this.mostWaiting = Math.max(this.mostWaiting, this.waiting.length);
       });
     }
-    return this.lsn;
+    return { lsn: this.lsn, timeline: this.timeline };
   };
 
   answerWaiting(): void {
@@ -323,6 +331,51 @@ describe('ReplicaRoutingPetRepository', () => {
       'past-the-bound:5432': Number.POSITIVE_INFINITY,
     });
     expect(set.status().map((replica) => replica.usable)).toEqual([true, true, true, false]);
+  });
+
+  it('serves no reads from a replica that follows another timeline than the primary, until it follows the primary again', async () => {
+    const { set, replica, wal, lines } = setUp();
+    await set.check();
+    expect(set.status()[0]?.usable).toBe(true);
+
+    // A failover: the new primary is on timeline 2, the replica still on 1 (its position, numerically ahead, says nothing).
+    wal.timeline = 2;
+    replica.replayed = '0/900';
+    await set.check();
+    const whileOnTheOldTimeline = set.status()[0];
+    replica.timeline = 2;
+    await set.check();
+
+    expect(whileOnTheOldTimeline).toMatchObject({ usable: false, lagMs: Number.POSITIVE_INFINITY });
+    expect(lines).toContain("Replica replica-1:5432 taken out of reads: follows timeline 1, the primary's is 2");
+    expect(set.status()[0]?.usable).toBe(true);
+  });
+
+  it("measures the lag on a new timeline from the new primary's positions only", async () => {
+    const { set, replica, wal, advance } = setUp({ maxLagMs: 2000 });
+    wal.lsn = '0/300';
+    replica.replayed = '0/300';
+    await set.check();
+
+    // The new primary forked below 0/300 and is at 0/400 a second later. A replica of the new
+    // timeline at 0/350 is past the old primary's 0/300, which says nothing of what it lacks now.
+    advance(1000, '0/400');
+    wal.timeline = 2;
+    replica.timeline = 2;
+    replica.replayed = '0/350';
+    await set.check();
+
+    expect(lagOf(set)).toEqual({ 'replica-1:5432': Number.POSITIVE_INFINITY });
+  });
+
+  it('compares positions alone with a replica whose timeline the role may not read', async () => {
+    const { set, replica, wal } = setUp();
+    replica.timeline = null;
+    wal.timeline = 3;
+
+    await set.check();
+
+    expect(set.status()[0]?.usable).toBe(true);
   });
 
   it('with a zero bound, serves reads only from a replica that has replayed all the primary had written', async () => {

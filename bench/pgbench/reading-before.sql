@@ -1,6 +1,5 @@
--- The settled mark's look (src/infrastructure/pets/typeorm-settled-marks.ts, the pets lock's rows as
--- ON_PETS_LOCK gives them): the sequence, then the sessions holding the pets lock, then the WAL position.
--- No lock taken; a page whose look lists holders looks again until they have ended, with this same statement.
+-- The settled mark's look before issue 52 (the pets advisory lock's holders, the write position), on
+-- pgbench_pets_before. No lock taken; a page whose look lists holders looks again until they have ended.
 WITH drawn AS MATERIALIZED (
     SELECT coalesce(pg_sequence_last_value(pg_get_serial_sequence('pets', 'id')::regclass), 0) AS up_to_id),
   holding AS MATERIALIZED (
