@@ -207,4 +207,53 @@ describe('ListPets', () => {
       await expect(new ListPets(pets, marks).execute({ limit: 20 })).rejects.toBeInstanceOf(StaleMarkError);
     });
   });
+
+  describe('the reads it makes', () => {
+    /** The store, counting the pages it is asked for. */
+    class CountedStore extends InMemoryPetRepository {
+      pagesRead = 0;
+      failure: Error | null = null;
+
+      override list(query: PetListQuery): Promise<Pet[]> {
+        this.pagesRead++;
+        if (this.failure !== null) return Promise.reject(this.failure);
+        return super.list(query);
+      }
+    }
+
+    it('reads a short page once more only when the fresh mark is newer: the same mark has no other rows', async () => {
+      const pets = new CountedStore();
+      for (let i = 1; i <= 3; i++) await pets.add(aNewPet());
+      const marks = new ScriptedMarks();
+      marks.settledUpTo = 3;
+      const listPets = new ListPets(pets, marks);
+      await listPets.execute({ limit: 20 });
+      pets.pagesRead = 0;
+
+      const same = await listPets.execute({ limit: 20 });
+      const sameReads = pets.pagesRead;
+      await pets.add(aNewPet());
+      marks.settledUpTo = 4;
+      const newer = await listPets.execute({ limit: 20 });
+
+      expect(sameReads).toBe(1);
+      expect(same.pets.map((pet) => pet.id)).toEqual([1, 2, 3]);
+      expect(pets.pagesRead).toBe(1 + 2);
+      expect(newer.pets.map((pet) => pet.id)).toEqual([1, 2, 3, 4]);
+    });
+
+    it("fails with the store's error when the page under the last mark fails, without reading a fresh mark", async () => {
+      const pets = new CountedStore();
+      for (let i = 1; i <= 5; i++) await pets.add(aNewPet());
+      const marks = new ScriptedMarks();
+      marks.settledUpTo = 5;
+      const listPets = new ListPets(pets, marks);
+      await listPets.execute({ limit: 20 });
+      const failure = new StoreUnavailableError();
+      pets.failure = failure;
+
+      await expect(listPets.execute({ limit: 2 })).rejects.toBe(failure);
+      expect(marks.freshReads).toBe(1);
+    });
+  });
 });

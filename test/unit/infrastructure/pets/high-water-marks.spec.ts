@@ -311,4 +311,47 @@ describe('SharedHighWaterMarks hearing the readings another instance published',
     await clock.pass(0);
     expect(mark.now()).toEqual({ upToId: 9, lsn: '0/99', timeline: 1 });
   });
+
+  it('keeps the newest mark as the last when a reading heard later settles an older one', async () => {
+    const { clock, primary, marks } = setUpHearing();
+    primary.drawn = 5;
+    primary.inFlight = ['3/10'];
+    const mark = outcomeOf(marks.fresh());
+    await clock.pass(1);
+
+    // Instance b found no writer at 9; then a's next reading finds 3/10 ended, another writer in flight.
+    marks.heard(heard('b', 1, []));
+    marks.heard(heard('a', 2, ['4/20']));
+    await clock.pass(0);
+
+    expect(mark.now()).toEqual({ upToId: 5, lsn: '0/99', timeline: 1 });
+    expect(marks.last()).toEqual({ upToId: 9, lsn: '0/99', timeline: 1 });
+  });
+});
+
+describe('SharedHighWaterMarks reporting to the metrics', () => {
+  it("reports one read per reading that answered callers, and each caller's wait in seconds", async () => {
+    const { clock, primary, marks, events } = setUp();
+    primary.drawn = 3;
+    primary.inFlight = ['3/10'];
+    const waited = marks.fresh();
+    await clock.pass(100);
+    primary.inFlight = [];
+    await clock.pass(60);
+    await waited;
+    const readsAfterTheWait = events.read;
+
+    // Two callers: the second asks while the first's reading runs, so it has a reading of its own.
+    const both = [outcomeOf(marks.fresh()), outcomeOf(marks.fresh())];
+    await clock.pass(5);
+
+    expect(both.map((mark) => mark.now())).toEqual([
+      expect.objectContaining({ upToId: 3 }),
+      expect.objectContaining({ upToId: 3 }),
+    ]);
+    expect(readsAfterTheWait).toBe(1);
+    expect(events.read).toBe(3);
+    expect(events.waited[0]).toBeGreaterThanOrEqual(0.1);
+    expect(events.waited[0]).toBeLessThan(0.2);
+  });
 });
