@@ -20,7 +20,7 @@ export type RequestLine = { method: string; originalUrl: string };
  * Nest and the Express router throw, then anything else as a 500 that reveals nothing.
  */
 export function toErrorResponse(exception: unknown, request: RequestLine): ErrorReply {
-  if (exception instanceof ApiError) return reply(exception.status, exception.message, exception.headers);
+  if (exception instanceof ApiError) return reply(exception.getStatus(), exception.message, exception.headers);
   if (exception instanceof StoreUnavailableError) {
     return reply(503, 'The service cannot reach its database; retry later', {
       'Retry-After': String(UNAVAILABLE_RETRY_AFTER_SECONDS),

@@ -36,7 +36,7 @@ async function verdictOf(body: unknown): Promise<string> {
   return pipeBody(body).then(
     () => '',
     (thrown: unknown) => {
-      if (thrown instanceof ApiError && thrown.status === 400)
+      if (thrown instanceof ApiError && thrown.getStatus() === 400)
         return thrown.message.replace('Invalid request body: ', '');
       throw thrown;
     },
@@ -65,7 +65,7 @@ describe('NewPet by BodyValidationPipe', () => {
   it('names every offending field in one 400, an unknown one with the values the domain refuses', async () => {
     const error = await bodyRefusal({ name: '', categoryId: '5', status: null, categoryID: 5 });
 
-    expect(error.status).toBe(400);
+    expect(error.getStatus()).toBe(400);
     for (const field of ['name', 'categoryId', 'status', 'categoryID']) expect(error.message).toContain(field);
   });
 
