@@ -6,7 +6,8 @@ import { ReplicaStatus } from './application/platform/replica-status.js';
 import { DatabaseModule } from './database.module.js';
 import { type Config, petstoreConfig } from './infrastructure/platform/config.js';
 import { loggerParams } from './interface/http/platform/logging.js';
-import { HttpMetrics, MetricsController } from './interface/http/platform/metrics.js';
+import { HttpMetrics } from './interface/http/platform/metrics.js';
+import { MetricsController } from './interface/http/platform/metrics.controller.js';
 import { RefusedRequestsLog } from './interface/http/platform/refused-requests-log.js';
 
 /**

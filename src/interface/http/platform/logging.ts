@@ -7,7 +7,7 @@ import type { Options } from 'pino-http';
 import { type DestinationStream, type Logger, pino } from 'pino';
 import type { default as PinoPretty, MessageFormatFunc } from 'pino-pretty';
 import type { LevelWithSilent } from 'pino';
-import { routeOf } from './metrics.js';
+import { routeOf } from './route-of.js';
 import { pathOf } from './request-path.js';
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
