@@ -1,4 +1,4 @@
-import { loadConfig, logFormatOf } from '../../../../src/infrastructure/platform/config.js';
+import { ConfigError, loadConfig, validateEnvironment } from '../../../../src/infrastructure/platform/config.js';
 import { refusal } from '../../../support/config.js';
 
 // Each variable at the edges of what it accepts; config.spec.ts covers the defaults and a full .env.
@@ -171,17 +171,22 @@ describe('loadConfig, value by value', () => {
   });
 });
 
-describe('logFormatOf', () => {
+describe('the log format a refused configuration is told in', () => {
   it.each([
-    [undefined, true, 'pretty'],
-    [undefined, false, 'json'],
-    ['', true, 'pretty'],
-    ['  ', false, 'json'],
-    [' JSON ', true, 'json'],
-    ['Pretty', false, 'pretty'],
-    ['xml', true, null],
-    ['jsonl', false, null],
-  ])('reads LOG_FORMAT=%j, stdout a terminal: %s, as %s', (value, terminal, format) => {
-    expect(logFormatOf(value, terminal)).toBe(format);
+    [{}, true, true],
+    [{}, false, false],
+    [{ LOG_FORMAT: ' Pretty ' }, false, true],
+    [{ LOG_FORMAT: 'json' }, true, false],
+    [{ LOG_FORMAT: 'xml' }, true, false],
+  ])('%j, stdout a terminal: %s, pretty: %s', (env, terminal, pretty) => {
+    let refusal: unknown = null;
+    try {
+      validateEnvironment({ ...env, PORT: 'eighty' }, terminal);
+    } catch (error) {
+      refusal = error;
+    }
+
+    expect(refusal).toBeInstanceOf(ConfigError);
+    expect(refusal).toMatchObject({ pretty });
   });
 });
