@@ -18,6 +18,13 @@ describe('npm run keys', () => {
     expect(await keys.identify('key-1')).not.toBeNull();
   });
 
+  it("issue takes the label as --label=NAME too, as Node's parser reads options", async () => {
+    const { code, output } = await run(['issue', '--label=laptop']);
+
+    expect(code).toBe(0);
+    expect(output[0]).toBe('Issued key 1 (laptop). It is shown this once; only its hash is stored:');
+  });
+
   it('list shows id, label, created and revoked, never a key', async () => {
     const keys = new InMemoryApiKeys();
     await keys.issue('ci');
@@ -57,6 +64,10 @@ describe('npm run keys', () => {
     [['revoke', '0']],
     [['revoke', '1', '2']],
     [['list', 'extra']],
+    [['list', '--label', 'ci']],
+    [['revoke', '1', '--label', 'ci']],
+    [['issue', 'extra', '--label', 'ci']],
+    [['issue', '--label', 'ci', '--label']],
     [['delete', '1']],
   ])('answers %j with the error, the usage and exit code 2', async (args) => {
     const keys = new InMemoryApiKeys();
