@@ -33,6 +33,7 @@ import { RefusedRequestsLog } from './interface/http/platform/refused-requests-l
     },
     RefusedRequestsLog,
   ],
-  exports: [HttpMetrics, RefusedRequestsLog],
+  // What PetsModule injects (its metrics join the registry). app.ts takes RefusedRequestsLog from the app.
+  exports: [HttpMetrics],
 })
 export class ObservabilityModule {}
