@@ -56,6 +56,7 @@ export class ConfigError extends Error {
   }
 }
 
+/** process.env is the process's, so is the one reading of .env into it: every entry point asks, the first reads. */
 let envFileRead = false;
 
 /**

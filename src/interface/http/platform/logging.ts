@@ -138,6 +138,11 @@ function hasColours(stream: NodeJS.WriteStream): boolean {
   return stream.isTTY && stream.hasColors();
 }
 
+/**
+ * The one buffered writer on stdout (file descriptor 1), for the process, not provided: two writers
+ * on one descriptor would interleave their batches, and main.ts flushes it after the app has
+ * closed (flushLog), when no provider is left to ask.
+ */
 let stdout: ReturnType<typeof pino.destination> | null = null;
 
 function stdoutDestination(): ReturnType<typeof pino.destination> {

@@ -1,6 +1,6 @@
-import { describeLookBoardContract } from '../../../contracts/look-board.contract.js';
-import { InMemoryLookRedis } from '../../../support/in-memory-look-board.js';
-import { TestClock } from '../../../support/test-clock.js';
+import { describeLookBoardContract } from '../../contracts/look-board.contract.js';
+import { InMemoryLookRedis } from '../../support/in-memory-look-board.js';
+import { TestClock } from '../../support/test-clock.js';
 
 describeLookBoardContract('InMemoryLookRedis', () => {
   let clock: TestClock;
