@@ -27,7 +27,8 @@ export function toErrorResponse(exception: unknown, request: RequestLine): Error
       'Retry-After': String(UNAVAILABLE_RETRY_AFTER_SECONDS),
     });
   }
-  if (isUndecodablePath(exception)) return reply(400, 'Request path is not valid percent-encoded UTF-8');
+  if (isUndecodablePath(exception) || (exception instanceof HttpException && isUndecodablePath(exception.cause)))
+    return reply(400, 'Request path is not valid percent-encoded UTF-8');
   const status = clientErrorStatusOf(exception);
   if (status === 404) return reply(404, `No route for ${request.method} ${pathOf(request).slice(0, 200)}`);
   if (status !== null) return reply(status, 'Invalid request');
@@ -61,7 +62,8 @@ function statusOf(exception: object): unknown {
 /**
  * The one client error the edge knows by name: the Express router's, for a path parameter that is
  * not percent-encoded UTF-8 (`GET /v1/pets/%E0`). router's decodeParam() turns decodeURIComponent's
- * URIError into a 400, but without `expose`.
+ * URIError into a 400, but without `expose`. On Nest's routes it arrives as the `cause` of the
+ * BadRequestException Nest's ExpressAdapter makes of it (mapException); elsewhere as it is.
  */
 function isUndecodablePath(exception: unknown): boolean {
   return (

@@ -1,7 +1,7 @@
 import { expect } from '@jest/globals';
 import { createServer, type ServerResponse } from 'node:http';
 import { connect } from 'node:net';
-import { HttpException, Logger, type LoggerService, NotFoundException } from '@nestjs/common';
+import { BadRequestException, HttpException, Logger, type LoggerService, NotFoundException } from '@nestjs/common';
 import { PetNotFoundError } from '../../../../../src/domain/pets/pet.js';
 import { ApiError } from '../../../../../src/interface/http/platform/api-error.js';
 import { errorBody } from '../../../../../src/interface/http/platform/error-body.js';
@@ -160,6 +160,15 @@ describe('toErrorResponse on what others throw', () => {
       body: { code: 'invalid_request', message: 'Request path is not valid percent-encoded UTF-8', status: 400 },
       headers: {},
     });
+  });
+
+  it("knows it too as Nest's ExpressAdapter hands it on a Nest route: the cause of a BadRequestException", () => {
+    const mapped = new BadRequestException(routerDecodeError().message, { cause: routerDecodeError() });
+
+    expect(toErrorResponse(mapped, request).body.message).toBe('Request path is not valid percent-encoded UTF-8');
+    expect(toErrorResponse(new BadRequestException('Failed to decode param'), request).body.message).toBe(
+      'Invalid request',
+    );
   });
 
   it.each([
