@@ -41,18 +41,28 @@ function reply(status: number, message: string, headers: Record<string, string> 
 
 /**
  * The 4xx of an error that says it is meant for the client: Nest's HttpExceptions (an unknown
- * route, 404), and what http-errors builds for the libraries under Nest (body reading, Swagger
+ * route, 404; not one made of an error marked for no client), and what http-errors builds for the libraries under Nest (body reading, Swagger
  * UI's static files), which it marks `expose` for a 4xx. A status on anything else (a driver's or
  * a client library's error with `status: 404`) is not the client's fault: null, so a logged 500.
  */
 function clientErrorStatusOf(exception: unknown): number | null {
   const status =
     exception instanceof HttpException
-      ? exception.getStatus()
+      ? markedNotForClient(exception.cause)
+        ? null
+        : exception.getStatus()
       : typeof exception === 'object' && exception !== null && 'expose' in exception && exception.expose === true
         ? statusOf(exception)
         : null;
   return typeof status === 'number' && Number.isInteger(status) && status >= 400 && status < 500 ? status : null;
+}
+
+/**
+ * Nest's ExpressAdapter (mapException) makes an HttpException of any http-errors 4xx, one marked
+ * `expose: false` too, with that error as its cause: it stays not for the client.
+ */
+function markedNotForClient(cause: unknown): boolean {
+  return typeof cause === 'object' && cause !== null && 'expose' in cause && cause.expose === false;
 }
 
 function statusOf(exception: object): unknown {

@@ -128,6 +128,10 @@ describe('toErrorResponse on what others throw', () => {
     ['a 4xx given as statusCode', { statusCode: 400 }],
     ['an http-errors 4xx marked not for the client', Object.assign(httpError(409), { expose: false })],
     ['a 4xx whose expose is only truthy', { status: 400, expose: 'true' }],
+    [
+      "Nest's HttpException made of an http-errors 4xx marked not for the client",
+      new HttpException('Conflict', 409, { cause: Object.assign(httpError(409), { expose: false }) }),
+    ],
   ])('answers %s, which does not say it is meant for the client, with a 500', (_what, exception) => {
     expect(toErrorResponse(exception, request)).toEqual({
       body: { code: 'internal_error', message: 'Internal server error', status: 500 },
