@@ -25,7 +25,7 @@ export async function runKeysCommand(args: string[], apiKeys: ApiKeys, print: (l
     print(issued.key);
     return 0;
   }
-  if (label !== undefined) return usage(print, `--label is for issue only: ${args.join(' ')}`);
+  if (label !== undefined && command !== 'issue') return usage(print, `--label is for issue only: ${args.join(' ')}`);
   if (command === 'list' && rest.length === 0) {
     const keys = await apiKeys.list();
     print(['id', 'label', 'created', 'revoked'].join('\t'));

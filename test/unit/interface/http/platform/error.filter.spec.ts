@@ -111,6 +111,11 @@ describe('toErrorResponse on what others throw', () => {
     ['an http-errors 416', httpError(416), 416],
     ['an exposed status given as statusCode only', { statusCode: 405, expose: true }, 405],
     ['an exposed 499', { status: 499, expose: true }, 499],
+    [
+      "Nest's HttpException made of an http-errors 416",
+      new HttpException('Range', 416, { cause: httpError(416) }),
+      416,
+    ],
     ['an http-errors 500', httpError(500), 500],
     ['an exposed 5xx', { status: 502, expose: true }, 500],
     ['an exposed 3xx', { status: 304, expose: true }, 500],
