@@ -36,15 +36,6 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-unsafe-assignment': 'off' },
   },
   {
-    rules: {
-      // ApiError is an expected HTTP answer, not an Error: it carries no stack trace (api-error.ts says why).
-      '@typescript-eslint/only-throw-error': [
-        'error',
-        { allow: [{ from: 'file', name: 'ApiError', path: 'src/interface/http/platform/api-error.ts' }] },
-      ],
-    },
-  },
-  {
     // Plain JavaScript (configs, scripts) has no types to check against.
     files: ['**/*.js', '**/*.mjs'],
     extends: [tseslint.configs.disableTypeChecked],

@@ -6,11 +6,7 @@ import { RateLimits } from './application/platform/rate-limits.js';
 import { ApiKeyRecord } from './infrastructure/access/api-key.record.js';
 import { TypeOrmApiKeys } from './infrastructure/access/typeorm-api-keys.js';
 import { type Config, petstoreConfig } from './infrastructure/platform/config.js';
-import {
-  connectRedis,
-  FlexibleRateLimits,
-  NoRateLimits,
-} from './infrastructure/platform/rate-limits/flexible-rate-limits.js';
+import { FlexibleRateLimits, NoRateLimits } from './infrastructure/platform/rate-limits/flexible-rate-limits.js';
 import { BearerKeyMiddleware } from './interface/http/access/bearer-key.middleware.js';
 
 const CONFIG = petstoreConfig.KEY;
@@ -32,15 +28,17 @@ const CONFIG = petstoreConfig.KEY;
     { provide: RateLimits, inject: [CONFIG], useFactory: rateLimitsFor },
     BearerKeyMiddleware,
   ],
-  exports: [ApiKeys, RateLimits, BearerKeyMiddleware],
+  // What HealthModule injects. app.ts and main.ts take BearerKeyMiddleware and ApiKeys from the app.
+  exports: [RateLimits],
 })
 export class AccessModule {}
 
 async function rateLimitsFor(config: Config): Promise<RateLimits> {
   if (config.rateLimit === null) return new NoRateLimits();
   if (config.redisUrl === null) return new FlexibleRateLimits(config.rateLimit, null);
-  const redis = await connectRedis(config.redisUrl);
   const logger = new Logger('Redis');
-  redis.on('error', (error: Error) => logger.warn(`${error.message}; rate limits are counted per process meanwhile`));
-  return new FlexibleRateLimits(config.rateLimit, redis);
+  // Closed by FlexibleRateLimits when the app closes.
+  return FlexibleRateLimits.connect(config.rateLimit, config.redisUrl, (error) =>
+    logger.warn(`${error.message}; rate limits are counted per process meanwhile`),
+  );
 }

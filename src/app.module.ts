@@ -1,11 +1,10 @@
 import { Module } from '@nestjs/common';
-import { ConfigModule } from '@nestjs/config';
 import { ScheduleModule } from '@nestjs/schedule';
 import { AccessModule } from './access.module.js';
 import { DatabaseModule } from './database.module.js';
 import { HealthModule } from './health.module.js';
 import { HttpEdgeModule } from './http-edge.module.js';
-import { petstoreConfig, validateEnvironment } from './infrastructure/platform/config.js';
+import { ConfigurationModule } from './configuration.module.js';
 import { ObservabilityModule } from './observability.module.js';
 import { PetsModule } from './pets.module.js';
 
@@ -15,13 +14,7 @@ import { PetsModule } from './pets.module.js';
  */
 @Module({
   imports: [
-    // .env is read by readEnvFile() (main.ts), not by ConfigModule: one reader for every entry point.
-    ConfigModule.forRoot({
-      isGlobal: true,
-      ignoreEnvFile: true,
-      validate: validateEnvironment,
-      load: [petstoreConfig],
-    }),
+    ConfigurationModule,
     // Timers (@Interval) run from start-up, and stop when the app closes.
     ScheduleModule.forRoot(),
     DatabaseModule,

@@ -1,27 +1,29 @@
-import { type NestApplicationOptions, NotFoundException } from '@nestjs/common';
+import type { NestApplicationOptions } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import type { NextFunction, Request, Response } from 'express';
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module.js';
-import { announceGetPetDeprecation } from './interface/http/pets/deprecation.js';
+import { type Config, petstoreConfig } from './infrastructure/platform/config.js';
+import { authenticateApiPaths } from './interface/http/access/authenticate-api-paths.js';
+import { BearerKeyMiddleware } from './interface/http/access/bearer-key.middleware.js';
 import { buildOpenApiDocument } from './interface/http/pets/api-document.js';
-import { openApiDocumentOf, serveOpenApi } from './interface/http/platform/openapi-document.js';
+import { announceGetPetDeprecation } from './interface/http/pets/deprecation.js';
 import { answerHeaders } from './interface/http/platform/answer-headers.js';
-import { useBrowserHeaders } from './interface/http/platform/browser-headers.js';
-import { answerWithError } from './interface/http/platform/error.filter.js';
+import { API_PREFIX } from './interface/http/platform/api-prefix.js';
+import { corsOptions } from './interface/http/platform/cors.js';
+import { assignRequestId } from './interface/http/platform/logging.js';
+import { HttpMetrics } from './interface/http/platform/metrics.js';
 import {
   answerNodeProtocol,
   createExpressAdapter,
   requireHostHeader,
 } from './interface/http/platform/node-protocol.js';
-import { HttpMetrics, observeRequests } from './interface/http/platform/metrics.js';
-import { type Config, petstoreConfig } from './infrastructure/platform/config.js';
+import { serveOpenApi } from './interface/http/platform/openapi-document.js';
+import { RefusedRequestsLog } from './interface/http/platform/refused-requests-log.js';
+import { observeRequests } from './interface/http/platform/request-metrics.js';
+import { securityHeaders } from './interface/http/platform/security-headers.js';
 import { ShutdownState } from './interface/http/platform/shutdown-state.js';
-import { BearerKeyMiddleware } from './interface/http/access/bearer-key.middleware.js';
-import { assignRequestId } from './interface/http/platform/logging.js';
-import { authenticateApiPaths, RefusedRequestsLog } from './interface/http/platform/refused-requests-log.js';
-import { API_PREFIX } from './interface/http/platform/api-prefix.js';
+import { answerUnhandled, answerUnrouted } from './interface/http/platform/unrouted.js';
 
 export { createExpressAdapter };
 
@@ -41,60 +43,37 @@ export async function createApp(): Promise<NestExpressApplication> {
   return configureApp(await NestFactory.create<NestExpressApplication>(AppModule, createExpressAdapter(), APP_OPTIONS));
 }
 
-/**
- * The single HTTP-stack setup, used by main.ts and by the e2e tests so they cannot drift. Each
- * step is one call; what it does is in the module it names. Middleware runs in this order.
- */
+/** The one HTTP stack, for main.ts and the e2e tests alike: one call a step, middleware in the order it runs. */
 export async function configureApp(app: NestExpressApplication): Promise<NestExpressApplication> {
   app.useLogger(app.get(Logger));
   app.flushLogs();
   const config = app.get<Config>(petstoreConfig.KEY);
   const servers = { production: config.publicBaseUrl ?? API_PREFIX, staging: config.stagingBaseUrl ?? API_PREFIX };
+  const document = buildOpenApiDocument(app, servers);
   useExpressSettings(app, config);
   answerNodeProtocol(app.getHttpServer());
   app.use(observeRequests(app.get(HttpMetrics)));
-  useBrowserHeaders(app, {
-    corsOrigins: config.corsOrigins,
-    servers: [servers.production, servers.staging],
-    apiPaths: () => openApiDocumentOf(app).paths,
-  });
+  app.use(securityHeaders([servers.production, servers.staging]));
+  // Unset: no CORS middleware at all. Preflights are answered here, before authentication.
+  if (config.corsOrigins.length > 0) app.enableCors(corsOptions(document.paths, config.corsOrigins));
   app.use(requireHostHeader);
   app.use(answerHeaders(app.get(ShutdownState)));
   app.use(announceGetPetDeprecation);
   app.use(assignRequestId);
-  // Every path under /v1 needs a key. Checked before any route is looked for (and before the
-  // request log and Nest's own middleware), so that a refusal costs as little as it can; what is
-  // refused is answered here, and counted in the refused-requests log (docs/security.md).
-  const bearerKeys = app.get(BearerKeyMiddleware);
-  app.use(authenticateApiPaths(bearerKeys.use.bind(bearerKeys), app.get(RefusedRequestsLog)));
+  // A key on every path under /v1, before any route, log or Nest middleware: refusals cost least (docs/security.md).
+  app.use(authenticateApiPaths(app.get(BearerKeyMiddleware), app.get(RefusedRequestsLog)));
   app.setGlobalPrefix(API_PREFIX, { exclude: ['healthz', 'readyz', 'metrics'] });
-  serveOpenApi(app, buildOpenApiDocument(app, servers));
+  serveOpenApi(app, document);
   await app.init();
-  answerWhatNoRouteAnswers(app);
+  // Behind every route: the Error body for an unknown path outside /v1, and for a stray error.
+  app.use(answerUnrouted, answerUnhandled);
   return app;
 }
 
 function useExpressSettings(app: NestExpressApplication, config: Config): void {
   app.disable('x-powered-by');
-  // TRUSTED_PROXIES: `request.ip` (what the failed-authentication limit counts by) is then the
-  // address a trusted proxy put in X-Forwarded-For, read from the right up to the first address
-  // not trusted, so a client cannot forge its way past the balancer. None: the socket's peer, and
-  // no header is believed.
+  // TRUSTED_PROXIES: `request.ip`, which failed authentications count by, is then what they forwarded.
   if (config.trustedProxies.length > 0) app.set('trust proxy', config.trustedProxies);
   // Answers are Cache-Control: no-store; an ETag would only invite 304s that no client may use.
   app.set('etag', false);
-}
-
-/**
- * Nest answers unknown paths only under its /v1 prefix: everywhere else, an unknown path or a
- * stray error still gets the Error body instead of Express's HTML page.
- */
-function answerWhatNoRouteAnswers(app: NestExpressApplication): void {
-  app.use((request: Request, response: Response) => answerWithError(new NotFoundException(), request, response));
-  // Four parameters make it Express's error handler. An answer already under way cannot become an
-  // Error body: Express's own handler then closes the connection, so the client sees it failed.
-  app.use((error: unknown, request: Request, response: Response, next: NextFunction) => {
-    if (response.headersSent) next(error);
-    else answerWithError(error, request, response);
-  });
 }

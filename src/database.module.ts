@@ -66,7 +66,8 @@ class DatabaseServerModule {}
       useFactory: (replicas: TypeOrmReplicas) => new ReplicaSetStatus(replicas.set),
     },
   ],
-  exports: [DatabaseServerModule, TypeOrmReplicas, DatabasePool, Readiness, ReplicaStatus],
+  // What PetsModule, ObservabilityModule and HealthModule inject; main.ts takes DatabaseServer from the app.
+  exports: [TypeOrmReplicas, DatabasePool, Readiness, ReplicaStatus],
 })
 export class DatabaseModule {}
 

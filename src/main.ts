@@ -1,13 +1,7 @@
 import { Logger } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { ApiKeys } from './application/access/api-keys.js';
-import {
-  type Config,
-  ConfigError,
-  logFormatOf,
-  petstoreConfig,
-  readEnvFile,
-} from './infrastructure/platform/config.js';
+import { type Config, ConfigError, loadConfig, petstoreConfig, readEnvFile } from './infrastructure/platform/config.js';
 import { DatabaseServer } from './infrastructure/platform/database/database-server.js';
 import { StartupError } from './infrastructure/platform/database/wait-for-database.js';
 import { EmbeddedPostgresError } from './infrastructure/platform/database/embedded-postgres.js';
@@ -99,13 +93,26 @@ function failed(error: unknown): never {
       : error instanceof Error
         ? `Start failed: ${error.message.split('\n')[0]}`
         : String(error);
-  // The format the configuration would have chosen; JSON when LOG_FORMAT itself is what is wrong.
-  const pretty = logFormatOf(process.env.LOG_FORMAT, process.stdout.isTTY) === 'pretty';
+  // The format the configuration chose; JSON when LOG_FORMAT itself is what is wrong.
+  const pretty = error instanceof ConfigError ? error.pretty : configuredLogIsPretty();
   // The stack only for what we did not foresee: the operator can act on the rest as it is.
   if (pretty) process.stderr.write(`${line}\n`);
   else
     startupLogger({ level: 'info', pretty }, 2).fatal(known || !(error instanceof Error) ? {} : { err: error }, line);
   process.exit(1);
+}
+
+/**
+ * The log format of a start that failed after ConfigModule had checked the environment: the app
+ * that held the configuration is gone, so it is read once more, for this line only.
+ */
+function configuredLogIsPretty(): boolean {
+  try {
+    return loadConfig(process.env, process.stdout.isTTY).log.pretty;
+  } catch (error) {
+    if (error instanceof ConfigError) return error.pretty;
+    throw error;
+  }
 }
 
 main().catch(failed);

@@ -3,6 +3,7 @@
 // one undone, under the instances' lock, so that instances starting meanwhile wait instead of failing
 // on "already exists" (TypeORM's own commands take no lock). No limit on a statement: this is where a
 // migration too long for a start is run (docs/production.md).
+import { parseArgs } from 'node:util';
 import { runCommand, withDatabase } from './cli.js';
 import { revertLastMigrationInTurn, runMigrationsInTurn } from './infrastructure/platform/database/database.js';
 
@@ -20,8 +21,13 @@ await runCommand(async () => {
   return 0;
 });
 
+/** `--revert` or nothing, read by Node's own parser; anything else is refused before any database is opened. */
 function commandIsRevert(args: string[]): boolean {
-  if (args.length === 0) return false;
-  if (args.length === 1 && args[0] === '--revert') return true;
-  throw new Error(`Unknown arguments: ${args.join(' ')} (usage: node dist/src/migrate.js [--revert])`);
+  try {
+    return parseArgs({ args, options: { revert: { type: 'boolean' } }, strict: true }).values.revert === true;
+  } catch (error) {
+    throw new Error(`Unknown arguments: ${args.join(' ')} (usage: node dist/src/migrate.js [--revert])`, {
+      cause: error,
+    });
+  }
 }

@@ -6,7 +6,8 @@ import { ReplicaStatus } from './application/platform/replica-status.js';
 import { DatabaseModule } from './database.module.js';
 import { type Config, petstoreConfig } from './infrastructure/platform/config.js';
 import { loggerParams } from './interface/http/platform/logging.js';
-import { HttpMetrics, MetricsController } from './interface/http/platform/metrics.js';
+import { HttpMetrics } from './interface/http/platform/metrics.js';
+import { MetricsController } from './interface/http/platform/metrics.controller.js';
 import { RefusedRequestsLog } from './interface/http/platform/refused-requests-log.js';
 
 /**
@@ -32,6 +33,7 @@ import { RefusedRequestsLog } from './interface/http/platform/refused-requests-l
     },
     RefusedRequestsLog,
   ],
-  exports: [HttpMetrics, RefusedRequestsLog],
+  // What PetsModule injects (its metrics join the registry). app.ts takes RefusedRequestsLog from the app.
+  exports: [HttpMetrics],
 })
 export class ObservabilityModule {}

@@ -1,5 +1,5 @@
-// `npm run openapi`: writes the OpenAPI document the service serves to docs/openapi.json, without a
-// database: the app is built with the database server and TypeORM's DataSource replaced by
+// `npm run openapi`: writes the OpenAPI document the service serves (its /openapi.json, asked for
+// on a loopback port) to docs/openapi.json, without a database: the app is built with the database server and TypeORM's DataSource replaced by
 // stand-ins that are never connected (and a cursor secret given, so none is read from the database).
 import { mkdir, writeFile } from 'node:fs/promises';
 import { Test } from '@nestjs/testing';
@@ -10,7 +10,6 @@ import { AppModule } from '../src/app.module.js';
 import { loadConfig, petstoreConfig } from '../src/infrastructure/platform/config.js';
 import { dataSourceOptions } from '../src/infrastructure/schema/data-source-options.js';
 import { DatabaseServer } from '../src/infrastructure/platform/database/database-server.js';
-import { openApiDocumentOf } from '../src/interface/http/platform/openapi-document.js';
 
 const moduleRef = await Test.createTestingModule({ imports: [AppModule] })
   .overrideProvider(petstoreConfig.KEY)
@@ -21,6 +20,9 @@ const moduleRef = await Test.createTestingModule({ imports: [AppModule] })
   .useValue(new DataSource(dataSourceOptions('postgres://unused@127.0.0.1:1/none')))
   .compile();
 const app = await configureApp(moduleRef.createNestApplication(createExpressAdapter(), APP_OPTIONS));
+await app.listen(0, '127.0.0.1');
+const served = await fetch(`${await app.getUrl()}/openapi.json`);
+if (!served.ok) throw new Error(`GET /openapi.json answered ${served.status}`);
 await mkdir('docs', { recursive: true });
-await writeFile('docs/openapi.json', `${JSON.stringify(openApiDocumentOf(app), null, 2)}\n`);
+await writeFile('docs/openapi.json', `${JSON.stringify(await served.json(), null, 2)}\n`);
 await app.close();

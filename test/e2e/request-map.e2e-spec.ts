@@ -16,9 +16,9 @@ const END = '<!-- request-map end -->';
 const GROUPS = [
   { name: 'edge', what: 'the platform every request passes', holds: /^src\/(app\.ts|interface\/http\/platform\/)/ },
   { name: 'access', what: 'who may call', holds: /^src\/(interface|application|domain)\/.*access\// },
-  { name: 'pets', what: 'the product', holds: /^src\/(interface|application|domain)\/.*pets\// },
+  // With pets.module.ts, whose factories make a keyed create's adapters on its transaction.
+  { name: 'pets', what: 'the product', holds: /^src\/((interface|application|domain)\/.*pets\/|pets\.module\.ts$)/ },
   { name: 'store', what: 'what the request drives: PostgreSQL, the rate limits', holds: /^src\/infrastructure\// },
-  { name: 'wiring', what: "a transaction's adapters, bound where PetRepository is", holds: /^src\/[^/]+\.module\.ts$/ },
 ];
 
 const sink = new Writable({ write: (_chunk, _encoding, done) => done() });

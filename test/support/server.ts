@@ -18,7 +18,8 @@ export const TEST_API_KEY = 'test-key-0123456789abcdef0123456789';
 export type TestServer = { url: string; app: NestExpressApplication; close(): Promise<void> };
 
 export type ServerOptions = {
-  rateLimits?: RateLimits;
+  /** 'as configured': AccessModule's own, from the configuration (in Redis with `redisUrl`); unset: none. */
+  rateLimits?: RateLimits | 'as configured';
   apiKeyCacheSeconds?: number;
   servers?: { production: string; staging: string };
   port?: number;
@@ -29,7 +30,7 @@ export type ServerOptions = {
   trustedProxies?: string;
   /** CORS_ORIGINS, as an operator writes it. */
   corsOrigins?: string;
-  /** REDIS_URL: the instances share their settled marks' looks there (the rate limits stay `rateLimits`). */
+  /** REDIS_URL: the instances share their settled marks' looks there (and the rate limits, 'as configured'). */
   redisUrl?: string;
 };
 
@@ -56,16 +57,16 @@ export async function startServer(
     CORS_ORIGINS: options.corsOrigins ?? '',
     ...(options.redisUrl === undefined ? {} : { REDIS_URL: options.redisUrl }),
   });
-  const moduleRef = await Test.createTestingModule({ imports: [AppModule] })
+  const builder = Test.createTestingModule({ imports: [AppModule] })
     .overrideProvider(petstoreConfig.KEY)
     .useValue(config)
     .overrideProvider(DatabaseServer)
     .useValue(new DatabaseServer(database.url, database.schema))
-    .overrideProvider(RateLimits)
-    .useValue(options.rateLimits ?? new NoRateLimits())
     .overrideProvider(PARAMS_PROVIDER_TOKEN)
-    .useValue(loggerParams(config.log, options.log))
-    .compile();
+    .useValue(loggerParams(config.log, options.log));
+  if (options.rateLimits !== 'as configured')
+    builder.overrideProvider(RateLimits).useValue(options.rateLimits ?? new NoRateLimits());
+  const moduleRef = await builder.compile();
   const app = await configureApp(
     moduleRef.createNestApplication<NestExpressApplication>(createExpressAdapter(), APP_OPTIONS),
   );

@@ -1,6 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parseEnv } from 'node:util';
-import { registerAs } from '@nestjs/config';
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import { EnvironmentVariables, type LogLevel, tracingEndpointOf } from './config/environment-variables.js';
@@ -47,8 +46,17 @@ export type Config = {
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
+
+  /** `pretty`: the log format the failure is told in (LOG_FORMAT's, or JSON when LOG_FORMAT is what is wrong). */
+  constructor(
+    message: string,
+    readonly pretty = false,
+  ) {
+    super(message);
+  }
 }
 
+/** process.env is the process's, so is the one reading of .env into it: every entry point asks, the first reads. */
 let envFileRead = false;
 
 /**
@@ -78,56 +86,76 @@ export function envFileSettings(file: string, env: NodeJS.ProcessEnv): Record<st
  * EnvironmentVariables, defaults in place, or a ConfigError in one line naming every variable that
  * is wrong, in the class's order. A DATABASE_URL or a key is never quoted.
  */
-export function validateEnvironment(env: Record<string, unknown>): EnvironmentVariables {
+export function validateEnvironment(
+  env: Record<string, unknown>,
+  stdoutIsTerminal = process.stdout.isTTY === true,
+): EnvironmentVariables {
   const variables = plainToInstance(EnvironmentVariables, env, { exposeUnsetFields: false });
   const errors = validateSync(variables, { stopAtFirstError: true });
-  if (errors.length > 0)
-    throw new ConfigError(errors.flatMap((error) => Object.values(error.constraints ?? {})).join('; '));
+  if (errors.length > 0) {
+    const logFormatIsWrong = errors.some((error) => error.property === 'LOG_FORMAT');
+    throw new ConfigError(
+      errors.flatMap((error) => Object.values(error.constraints ?? {})).join('; '),
+      !logFormatIsWrong && prettyLog(variables.LOG_FORMAT, stdoutIsTerminal),
+    );
+  }
   return variables;
 }
 
+/** Where the configuration is injected from: `inject: [petstoreConfig.KEY]` (ConfigurationModule provides it). */
+export const petstoreConfig = { KEY: 'petstore-config' } as const;
+
+/** One validated variable, by name: ConfigService's, or an EnvironmentVariables' own. */
+export type VariableReader = <Name extends keyof EnvironmentVariables>(name: Name) => EnvironmentVariables[Name];
+
 /**
- * The configuration as a @nestjs/config namespace: inject it with `@Inject(petstoreConfig.KEY)`.
- * ConfigModule's `validate` has checked the environment by the time this is built (and put the
- * defaults in process.env); this shapes the same variables into Config.
+ * The validated variables shaped into Config, read one by one: from ConfigService in the app
+ * (ConfigModule has validated them once), from validateEnvironment() elsewhere (loadConfig).
+ * `stdoutIsTerminal` decides the log format when LOG_FORMAT does not.
  */
-export const petstoreConfig = registerAs('petstore', (): Config => loadConfig(process.env, process.stdout.isTTY));
+export function configOf(variable: VariableReader, stdoutIsTerminal: boolean): Config {
+  return {
+    port: variable('PORT'),
+    host: variable('HOST'),
+    databaseUrl: variable('DATABASE_URL') ?? null,
+    dataDir: variable('DATA_DIR'),
+    apiKeys: variable('API_KEYS'),
+    publicBaseUrl: withoutTrailingSlash(variable('PUBLIC_BASE_URL')),
+    stagingBaseUrl: withoutTrailingSlash(variable('STAGING_BASE_URL')),
+    cursorSecret: variable('CURSOR_SECRET') ?? null,
+    rateLimit:
+      variable('RATE_LIMIT') === 'on'
+        ? {
+            perKeyPerMinute: variable('RATE_LIMIT_PER_MINUTE'),
+            failedAuthenticationsPerMinute: variable('AUTH_FAILURES_PER_MINUTE'),
+          }
+        : null,
+    redisUrl: variable('REDIS_URL') ?? null,
+    apiKeyCacheSeconds: variable('API_KEY_CACHE_SECONDS'),
+    log: { level: variable('LOG_LEVEL'), pretty: prettyLog(variable('LOG_FORMAT'), stdoutIsTerminal) },
+    shutdownTimeoutSeconds: variable('SHUTDOWN_TIMEOUT_SECONDS'),
+    shutdownDelaySeconds: variable('SHUTDOWN_DELAY_SECONDS'),
+    databaseWaitSeconds: variable('DATABASE_WAIT_SECONDS'),
+    trustedProxies: variable('TRUSTED_PROXIES'),
+    databaseReplicaUrls: variable('DATABASE_REPLICA_URLS'),
+    databaseReplicaMaxLagSeconds: variable('DATABASE_REPLICA_MAX_LAG_SECONDS'),
+    corsOrigins: variable('CORS_ORIGINS'),
+    tracingEndpoint: tracingEndpointOf({
+      OTEL_SDK_DISABLED: variable('OTEL_SDK_DISABLED'),
+      OTEL_EXPORTER_OTLP_ENDPOINT: variable('OTEL_EXPORTER_OTLP_ENDPOINT'),
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: variable('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'),
+    }),
+  };
+}
 
 /**
  * The environment checked by validateEnvironment() and shaped into Config: what the entry points
- * that start without Nest read (tracing, the command-line tools, the TypeORM CLI). Throws
- * ConfigError. `stdoutIsTerminal` decides the log format when LOG_FORMAT does not.
+ * that start without Nest read (the command-line tools, the TypeORM CLI), and the tests. Throws
+ * ConfigError.
  */
 export function loadConfig(env: Record<string, unknown> = process.env, stdoutIsTerminal = false): Config {
-  const variables = validateEnvironment(env);
-  return {
-    port: variables.PORT,
-    host: variables.HOST,
-    databaseUrl: variables.DATABASE_URL ?? null,
-    dataDir: variables.DATA_DIR,
-    apiKeys: variables.API_KEYS,
-    publicBaseUrl: withoutTrailingSlash(variables.PUBLIC_BASE_URL),
-    stagingBaseUrl: withoutTrailingSlash(variables.STAGING_BASE_URL),
-    cursorSecret: variables.CURSOR_SECRET ?? null,
-    rateLimit:
-      variables.RATE_LIMIT === 'on'
-        ? {
-            perKeyPerMinute: variables.RATE_LIMIT_PER_MINUTE,
-            failedAuthenticationsPerMinute: variables.AUTH_FAILURES_PER_MINUTE,
-          }
-        : null,
-    redisUrl: variables.REDIS_URL ?? null,
-    apiKeyCacheSeconds: variables.API_KEY_CACHE_SECONDS,
-    log: { level: variables.LOG_LEVEL, pretty: logFormatOf(variables.LOG_FORMAT, stdoutIsTerminal) === 'pretty' },
-    shutdownTimeoutSeconds: variables.SHUTDOWN_TIMEOUT_SECONDS,
-    shutdownDelaySeconds: variables.SHUTDOWN_DELAY_SECONDS,
-    databaseWaitSeconds: variables.DATABASE_WAIT_SECONDS,
-    trustedProxies: variables.TRUSTED_PROXIES,
-    databaseReplicaUrls: variables.DATABASE_REPLICA_URLS,
-    databaseReplicaMaxLagSeconds: variables.DATABASE_REPLICA_MAX_LAG_SECONDS,
-    corsOrigins: variables.CORS_ORIGINS,
-    tracingEndpoint: tracingEndpointOf(variables),
-  };
+  const variables = validateEnvironment(env, stdoutIsTerminal);
+  return configOf((name) => variables[name], stdoutIsTerminal);
 }
 
 /** The servers of the OpenAPI document are written without a trailing slash (`/` stays `/`). */
@@ -135,14 +163,11 @@ function withoutTrailingSlash(url: string | undefined): string | null {
   return url === undefined ? null : url.replace(/(.)\/+$/, '$1');
 }
 
-export type LogFormat = 'json' | 'pretty';
-
 /**
- * LOG_FORMAT when set. Unset: pretty when stdout is a terminal (a person reads it), JSON anywhere
- * else (a collector parses it). null: a value that is neither (main.ts still needs a format to say so in).
+ * The log format, from LOG_FORMAT as its rule has read it (trimmed, lower-cased, json or pretty).
+ * Unset: pretty when stdout is a terminal (a person reads it), JSON anywhere else (a collector
+ * parses it).
  */
-export function logFormatOf(value: string | undefined, stdoutIsTerminal: boolean): LogFormat | null {
-  const text = value?.trim().toLowerCase();
-  if (text === undefined || text === '') return stdoutIsTerminal ? 'pretty' : 'json';
-  return text === 'json' || text === 'pretty' ? text : null;
+function prettyLog(format: string | undefined, stdoutIsTerminal: boolean): boolean {
+  return format === undefined ? stdoutIsTerminal : format === 'pretty';
 }

@@ -15,7 +15,7 @@ import {
   type ValidationOptions,
 } from 'class-validator';
 import {
-  EveryItem,
+  firstFailing,
   IsHttpUrlOrPath,
   IsPostgresUrl,
   IsUrlWithScheme,
@@ -24,6 +24,7 @@ import {
   LowerCased,
   mustBe,
   postgresUrlProblem,
+  Satisfies,
   ToDecimal,
   ToInteger,
   ToList,
@@ -44,6 +45,9 @@ const SAMPLERS = [
   'parentbased_always_off',
   'parentbased_traceidratio',
 ];
+
+const VISIBLE_ASCII = /^[\x21-\x7e]+$/;
+const isPostgresUrl = (url: string) => postgresUrlProblem(url) === null;
 
 // Nine digits: a count or a number of seconds longer than that is a typo.
 const LARGEST = 999_999_999;
@@ -93,10 +97,13 @@ export class EnvironmentVariables {
     validateIf: (env: EnvironmentVariables) => env.DATABASE_URL === undefined,
     message: 'DATABASE_REPLICA_URLS needs DATABASE_URL: the embedded database has no replicas',
   })
-  @EveryItem(
-    (url) => postgresUrlProblem(url) === null,
-    (url, position) => `DATABASE_REPLICA_URLS (URL ${position}) ${postgresUrlProblem(url) ?? ''}`,
-  )
+  @Satisfies('isPostgresUrl', isPostgresUrl, {
+    each: true,
+    message: ({ value }: ValidationArguments) => {
+      const { item, position } = firstFailing(value, isPostgresUrl);
+      return `DATABASE_REPLICA_URLS (URL ${position}) ${postgresUrlProblem(item) ?? ''}`;
+    },
+  })
   DATABASE_REPLICA_URLS: string[] = [];
 
   @ToDecimal()
@@ -113,11 +120,11 @@ export class EnvironmentVariables {
 
   /** Keys a client can send: the guard reads `Bearer <visible ASCII>`, so a key with anything else would never match. */
   @ToList()
-  @EveryItem(
-    (key) => /^[\x21-\x7e]+$/.test(key),
-    (_, position) =>
-      `API_KEYS: key ${position} holds a space or a character other than visible ASCII, so no client could send it`,
-  )
+  @Matches(VISIBLE_ASCII, {
+    each: true,
+    message: ({ value }: ValidationArguments) =>
+      `API_KEYS: key ${firstFailing(value, (key) => VISIBLE_ASCII.test(key)).position} holds a space or a character other than visible ASCII, so no client could send it`,
+  })
   API_KEYS: string[] = [];
 
   @ToInteger()
@@ -155,19 +162,20 @@ export class EnvironmentVariables {
 
   /** Proxies whose X-Forwarded-For is believed (Express's `trust proxy`). Empty: the client is the socket's peer. */
   @ToList()
-  @EveryItem(
-    isAddressOrCidr,
-    (entry) => `TRUSTED_PROXIES must list IP addresses or CIDRs (such as 10.0.0.0/8), got "${entry}"`,
-  )
+  @Satisfies('isAddressOrCidr', isAddressOrCidr, {
+    each: true,
+    message: ({ value }: ValidationArguments) =>
+      `TRUSTED_PROXIES must list IP addresses or CIDRs (such as 10.0.0.0/8), got "${firstFailing(value, isAddressOrCidr).item}"`,
+  })
   TRUSTED_PROXIES: string[] = [];
 
   /** Empty: CORS off. */
   @ToList()
-  @EveryItem(
-    isOrigin,
-    (entry) =>
-      `CORS_ORIGINS must list origins such as https://app.example or http://localhost:8080 (scheme, host and port only), got "${entry}"`,
-  )
+  @Satisfies('isOrigin', isOrigin, {
+    each: true,
+    message: ({ value }: ValidationArguments) =>
+      `CORS_ORIGINS must list origins such as https://app.example or http://localhost:8080 (scheme, host and port only), got "${firstFailing(value, isOrigin).item}"`,
+  })
   CORS_ORIGINS: string[] = [];
 
   /** Unset: the API's own relative path. */
@@ -262,7 +270,12 @@ export class EnvironmentVariables {
 }
 
 /** Where traces go, or null when tracing is off: no endpoint, or OTEL_SDK_DISABLED=true. */
-export function tracingEndpointOf(env: EnvironmentVariables): string | null {
+export function tracingEndpointOf(
+  env: Pick<
+    EnvironmentVariables,
+    'OTEL_SDK_DISABLED' | 'OTEL_EXPORTER_OTLP_ENDPOINT' | 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'
+  >,
+): string | null {
   if (env.OTEL_SDK_DISABLED === 'true') return null;
   return env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? env.OTEL_EXPORTER_OTLP_ENDPOINT ?? null;
 }

@@ -1,6 +1,7 @@
 // What EnvironmentVariables needs beyond class-validator's own decorators: the transforms that turn
 // an environment variable's text into its value, the one-line messages, and the few rules no
 // built-in decorator says exactly (URLs as Node's URL reads them, addresses with a CIDR prefix).
+// Lists are checked item by item with class-validator's own `{ each: true }`.
 import { isIP } from 'node:net';
 import { Transform } from 'class-transformer';
 import { ValidateBy, type ValidationArguments, type ValidationOptions } from 'class-validator';
@@ -58,22 +59,29 @@ export function mustBe(rule: string): ValidationOptions {
   };
 }
 
-/** Each item of a list passes `test`; the message names the first that does not, and where it is (from 1). */
-export function EveryItem(
-  test: (item: string) => boolean,
-  message: (item: string, position: number) => string,
+/**
+ * A value that passes `test`, a rule no built-in decorator says exactly; with `{ each: true }`,
+ * class-validator applies it to each item of a list.
+ */
+export function Satisfies(
+  name: string,
+  test: (text: string) => boolean,
+  validationOptions: ValidationOptions,
 ): PropertyDecorator {
-  return ValidateBy({
-    name: 'everyItem',
-    validator: {
-      validate: (items: unknown) => itemsOf(items).every(test),
-      defaultMessage: ({ value }: ValidationArguments) => {
-        const items = itemsOf(value);
-        const position = items.findIndex((item) => !test(item));
-        return message(items[position] ?? '', position + 1);
-      },
-    },
-  });
+  return ValidateBy(
+    { name, validator: { validate: (value: unknown) => typeof value === 'string' && test(value) } },
+    validationOptions,
+  );
+}
+
+/**
+ * The first item of a list that fails `test`, and where it is (from 1): what the message of a
+ * `{ each: true }` rule names (class-validator gives the message the whole list).
+ */
+export function firstFailing(list: unknown, test: (item: string) => boolean): { item: string; position: number } {
+  const items = Array.isArray(list) ? list.map(String) : [];
+  const index = items.findIndex((item) => !test(item));
+  return { item: items[index] ?? '', position: index + 1 };
 }
 
 /**
@@ -151,8 +159,4 @@ function textOf(value: unknown): string | undefined {
 function numberIf(form: RegExp, value: unknown): number | string | undefined {
   const text = textOf(value);
   return text !== undefined && form.test(text) ? Number(text) : text;
-}
-
-function itemsOf(value: unknown): string[] {
-  return Array.isArray(value) ? value.filter((item) => typeof item === 'string') : [];
 }

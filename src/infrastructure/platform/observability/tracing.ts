@@ -11,6 +11,10 @@ import pTimeout from 'p-timeout';
 
 type Sdk = { shutdown(): Promise<void> };
 
+/**
+ * The process's one SDK, kept here rather than provided: it starts from instrumentation.ts, which
+ * must load first (before any module it traces, Nest's included), so no Nest container exists yet.
+ */
 let sdk: Sdk | null = null;
 
 /**

@@ -18,6 +18,17 @@ export type RateLimitSettings = {
 export class FlexibleRateLimits extends RateLimits {
   private readonly perKey: Limit;
   private readonly failedAuthentications: Limit;
+  /** Set by connect(): the client was opened for these limits, and closes with them. */
+  private ownsRedis = false;
+
+  /** The limits on a Redis client of their own at `url`, closed when the app closes. */
+  static async connect(settings: RateLimitSettings, url: string, onError: (error: Error) => void) {
+    const redis = await connectRedis(url);
+    redis.on('error', onError);
+    const limits = new FlexibleRateLimits(settings, redis);
+    limits.ownsRedis = true;
+    return limits;
+  }
 
   constructor(
     settings: RateLimitSettings,
@@ -60,6 +71,11 @@ export class FlexibleRateLimits extends RateLimits {
     } catch {
       return 'Redis does not answer: rate limits are counted per instance';
     }
+  }
+
+  /** Nest calls it on close. A client given to the constructor is its owner's to close. */
+  onModuleDestroy(): void {
+    if (this.ownsRedis) this.redis?.disconnect();
   }
 }
 

@@ -70,7 +70,7 @@ export class BearerKeyMiddleware implements NestMiddleware<AuthenticatedRequest,
     const address = clientAddress(request);
     const fingerprint = hash('sha256', key);
     const knownBlock = this.rateLimits.knownFailedAuthenticationBlock(address);
-    if (knownBlock !== null && !this.vouched.has(fingerprint)) return next(blockedAddress(knownBlock, response));
+    if (knownBlock !== null && !this.vouched.has(fingerprint)) return next(this.blockedAddress(knownBlock, response));
     this.lookUp(key, fingerprint, address, response)
       .then((caller) => this.admit(caller, request, response))
       .then(() => next(), next);
@@ -81,7 +81,7 @@ export class BearerKeyMiddleware implements NestMiddleware<AuthenticatedRequest,
     const state = await this.rateLimits.hitKey(caller);
     if (state !== null) {
       setRateLimitHeaders(response, state);
-      if (state.refused) throw tooManyRequests(state, 'Rate limit exceeded for this API key');
+      if (state.refused) throw this.tooManyRequests(state, 'Rate limit exceeded for this API key');
     }
     request.caller = caller;
   }
@@ -91,7 +91,7 @@ export class BearerKeyMiddleware implements NestMiddleware<AuthenticatedRequest,
     const block = await this.rateLimits.failedAuthenticationBlock(address);
     // Telling a valid key from a guess needs the lookup the block exists to spare: only a key a
     // lookup accepted recently gets one. Any other key, valid or not, waits for the block to end.
-    if (block !== null && !this.vouched.has(fingerprint)) throw blockedAddress(block, response);
+    if (block !== null && !this.vouched.has(fingerprint)) throw this.blockedAddress(block, response);
     const caller = await this.apiKeys.identify(key);
     if (caller !== null) {
       this.vouched.set(fingerprint, true);
@@ -101,18 +101,37 @@ export class BearerKeyMiddleware implements NestMiddleware<AuthenticatedRequest,
     const failures = await this.rateLimits.hitFailedAuthentication(address);
     if (failures !== null) {
       setRateLimitHeaders(response, failures);
-      if (failures.refused) throw tooManyRequests(failures, FAILED_AUTHENTICATIONS);
+      if (failures.refused) throw this.tooManyRequests(failures, FAILED_AUTHENTICATIONS);
     }
     throw INVALID_KEY;
+  }
+
+  private blockedAddress(block: RateLimitState, response: Response): ApiError {
+    setRateLimitHeaders(response, block);
+    return this.tooManyRequests(block, FAILED_AUTHENTICATIONS);
+  }
+
+  /**
+   * The 429s, each built once for its reason and wait (whole seconds of a window), as MISSING_KEY
+   * and INVALID_KEY are: an ApiError is an Error, which captures a stack trace when it is built,
+   * the dearest part of a refusal under a flood of wrong keys (docs/performance.md).
+   */
+  private readonly refusals = new LRUCache<string, ApiError>({ maxSize: 1000, sizeCalculation: () => 1 });
+
+  private tooManyRequests(state: RateLimitState, reason: string): ApiError {
+    const key = `${state.resetSeconds} ${reason}`;
+    let refusal = this.refusals.get(key);
+    if (refusal === undefined) {
+      refusal = new ApiError(429, `${reason}; retry in ${state.resetSeconds} s`, {
+        'Retry-After': String(state.resetSeconds),
+      });
+      this.refusals.set(key, refusal);
+    }
+    return refusal;
   }
 }
 
 const FAILED_AUTHENTICATIONS = 'Too many failed authentications from this address';
-
-function blockedAddress(block: RateLimitState, response: Response): ApiError {
-  setRateLimitHeaders(response, block);
-  return tooManyRequests(block, FAILED_AUTHENTICATIONS);
-}
 
 /**
  * IETF draft "RateLimit header fields for HTTP": the policy (quota q per window w seconds) and
@@ -122,12 +141,6 @@ function blockedAddress(block: RateLimitState, response: Response): ApiError {
 function setRateLimitHeaders(response: Response, state: RateLimitState): void {
   response.setHeader('RateLimit-Policy', `"${state.policy}";q=${state.quota};w=${state.windowSeconds}`);
   response.setHeader('RateLimit', `"${state.policy}";r=${state.remaining};t=${state.resetSeconds}`);
-}
-
-function tooManyRequests(state: RateLimitState, reason: string): ApiError {
-  return new ApiError(429, `${reason}; retry in ${state.resetSeconds} s`, {
-    'Retry-After': String(state.resetSeconds),
-  });
 }
 
 function bearerKey(header: string | undefined): string | null {

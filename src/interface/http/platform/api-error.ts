@@ -1,3 +1,4 @@
+import { HttpException } from '@nestjs/common';
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 
 /** The wire codes of the decisions table, declared once. */
@@ -20,18 +21,18 @@ export type ErrorCode = (typeof ERROR_CODES)[ErrorStatus];
 
 /**
  * An HTTP-only failure raised at the edge (authentication, guards, pipes, controller); written as
- * is by the filter, or by the error handler behind authentication.
- * An expected answer, not a bug, so not an Error: an Error captures a stack trace when it is
- * built, which nothing would read and which is the dearest part of a refused request.
+ * is by the filter, or by the error handler behind authentication. Nest's own HttpException, so
+ * Nest's filters and interceptors, and a reader's habits, know it (`getStatus()`, `message`);
+ * the headers go with the answer.
  */
-export class ApiError {
-  readonly name = 'ApiError';
-
+export class ApiError extends HttpException {
   constructor(
-    readonly status: ErrorStatus,
-    readonly message: string,
+    status: ErrorStatus,
+    message: string,
     readonly headers: Record<string, string> = {},
-  ) {}
+  ) {
+    super(message, status);
+  }
 }
 
 @ApiSchema({ name: 'Error', description: 'Body of every non-2xx response.' })

@@ -16,19 +16,22 @@ export type RequestLine = { method: string; originalUrl: string };
 
 /**
  * Where failures become HTTP. Pure, so each case is unit-tested. Order: our own ApiError (the
- * product's errors arrive as one, from PetErrorsFilter), a store that does not answer, then what
- * Nest and the Express router throw, then anything else as a 500 that reveals nothing.
+ * product's errors arrive as one, from PetErrorsFilter), a store that does not answer, then a
+ * client error of what the edge runs on, then anything else as a 500 that reveals nothing (and is
+ * logged, by answerWithError).
  */
 export function toErrorResponse(exception: unknown, request: RequestLine): ErrorReply {
-  if (exception instanceof ApiError) return reply(exception.status, exception.message, exception.headers);
+  if (exception instanceof ApiError) return reply(exception.getStatus(), exception.message, exception.headers);
   if (exception instanceof StoreUnavailableError) {
     return reply(503, 'The service cannot reach its database; retry later', {
       'Retry-After': String(UNAVAILABLE_RETRY_AFTER_SECONDS),
     });
   }
-  const status = httpStatusOf(exception);
-  if (status !== null && status >= 400 && status < 500)
-    return reply(status, clientErrorMessage(status, exception, request));
+  if (isUndecodablePath(exception) || (exception instanceof HttpException && isUndecodablePath(exception.cause)))
+    return reply(400, 'Request path is not valid percent-encoded UTF-8');
+  const status = clientErrorStatusOf(exception);
+  if (status === 404) return reply(404, `No route for ${request.method} ${pathOf(request).slice(0, 200)}`);
+  if (status !== null) return reply(status, 'Invalid request');
   return reply(500, 'Internal server error');
 }
 
@@ -36,22 +39,48 @@ function reply(status: number, message: string, headers: Record<string, string> 
   return { body: errorBody(status, message), headers };
 }
 
-/** Nest's HttpExceptions (an unknown route), and the http-errors objects of the Express router. */
-function httpStatusOf(exception: unknown): number | null {
-  if (exception instanceof HttpException) return exception.getStatus();
-  if (typeof exception !== 'object' || exception === null) return null;
-  const status = 'status' in exception ? exception.status : 'statusCode' in exception ? exception.statusCode : null;
-  return typeof status === 'number' && Number.isInteger(status) ? status : null;
+/**
+ * The 4xx of an error that says it is meant for the client: Nest's HttpExceptions (an unknown
+ * route, 404; not one made of an error marked for no client), and what http-errors builds for the libraries under Nest (body reading, Swagger
+ * UI's static files), which it marks `expose` for a 4xx. A status on anything else (a driver's or
+ * a client library's error with `status: 404`) is not the client's fault: null, so a logged 500.
+ */
+function clientErrorStatusOf(exception: unknown): number | null {
+  const status =
+    exception instanceof HttpException
+      ? markedNotForClient(exception.cause)
+        ? null
+        : exception.getStatus()
+      : typeof exception === 'object' && exception !== null && 'expose' in exception && exception.expose === true
+        ? statusOf(exception)
+        : null;
+  return typeof status === 'number' && Number.isInteger(status) && status >= 400 && status < 500 ? status : null;
 }
 
-function clientErrorMessage(status: number, exception: unknown, request: RequestLine): string {
-  if (status === 404) return `No route for ${request.method} ${pathOf(request).slice(0, 200)}`;
-  const message =
-    typeof exception === 'object' && exception !== null && 'message' in exception ? exception.message : null;
-  // The router's words for a path parameter that is not percent-encoded UTF-8.
-  if (typeof message === 'string' && message.startsWith('Failed to decode param'))
-    return 'Request path is not valid percent-encoded UTF-8';
-  return 'Invalid request';
+/**
+ * Nest's ExpressAdapter (mapException) makes an HttpException of any http-errors 4xx, one marked
+ * `expose: false` too, with that error as its cause: it stays not for the client.
+ */
+function markedNotForClient(cause: unknown): boolean {
+  return typeof cause === 'object' && cause !== null && 'expose' in cause && cause.expose === false;
+}
+
+function statusOf(exception: object): unknown {
+  return 'status' in exception ? exception.status : 'statusCode' in exception ? exception.statusCode : null;
+}
+
+/**
+ * The one client error the edge knows by name: the Express router's, for a path parameter that is
+ * not percent-encoded UTF-8 (`GET /v1/pets/%E0`). router's decodeParam() turns decodeURIComponent's
+ * URIError into a 400, but without `expose`. On Nest's routes it arrives as the `cause` of the
+ * BadRequestException Nest's ExpressAdapter makes of it (mapException); elsewhere as it is.
+ */
+function isUndecodablePath(exception: unknown): boolean {
+  return (
+    exception instanceof URIError &&
+    exception.message.startsWith('Failed to decode param ') &&
+    statusOf(exception) === 400
+  );
 }
 
 const logger = new Logger('ErrorFilter');

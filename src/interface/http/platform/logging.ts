@@ -7,7 +7,7 @@ import type { Options } from 'pino-http';
 import { type DestinationStream, type Logger, pino } from 'pino';
 import type { default as PinoPretty, MessageFormatFunc } from 'pino-pretty';
 import type { LevelWithSilent } from 'pino';
-import { routeOf } from './metrics.js';
+import { routeOf } from './route-of.js';
 import { pathOf } from './request-path.js';
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -138,6 +138,11 @@ function hasColours(stream: NodeJS.WriteStream): boolean {
   return stream.isTTY && stream.hasColors();
 }
 
+/**
+ * The one buffered writer on stdout (file descriptor 1), for the process, not provided: two writers
+ * on one descriptor would interleave their batches, and main.ts flushes it after the app has
+ * closed (flushLog), when no provider is left to ask.
+ */
 let stdout: ReturnType<typeof pino.destination> | null = null;
 
 function stdoutDestination(): ReturnType<typeof pino.destination> {

@@ -1,6 +1,3 @@
-import { Controller, Get, Header } from '@nestjs/common';
-import type { NextFunction } from 'express';
-import { ApiExcludeController } from '@nestjs/swagger';
 import pTimeout from 'p-timeout';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { DatabasePool } from '../../../application/platform/database-pool.js';
@@ -146,70 +143,4 @@ function answersWithin(work: Promise<void>, ms: number): Promise<boolean> {
     () => false,
   );
   return pTimeout(answered, { milliseconds: ms, fallback: () => false });
-}
-
-/** The parts of Express's request and response the observer reads (an honest fake can stand in for them). */
-export type ObservedRequest = { method: string };
-export type ObservedResponse = {
-  statusCode: number;
-  writableFinished: boolean;
-  getHeader(name: string): number | string | string[] | undefined;
-  once(event: 'close', listener: () => void): unknown;
-};
-
-/** Observes every request, whatever answers it (a route, authentication, a 404 outside /v1). */
-export function observeRequests(metrics: HttpMetrics) {
-  return (request: ObservedRequest, response: ObservedResponse, next: NextFunction): void => {
-    const started = process.hrtime.bigint();
-    response.once('close', () => {
-      // 499: the client went away before the answer was complete (nginx's convention).
-      const status = response.writableFinished ? response.statusCode : 499;
-      metrics.observe(request.method, routeOf(request), status, Number(process.hrtime.bigint() - started) / 1e9);
-      if (status === 429) metrics.refused(refusingPolicy(response.getHeader('RateLimit')));
-    });
-    next();
-  };
-}
-
-/**
- * The policy a 429 names: the first item of its RateLimit header (IETF draft "RateLimit header
- * fields for HTTP", a structured-field list whose items are policy names, e.g.
- * `"failed-auth";r=0;t=30`). Any name but ours is `unknown`, so label values stay few.
- */
-export function refusingPolicy(header: number | string | string[] | undefined): RefusingPolicy {
-  const value = Array.isArray(header) ? header[0] : header;
-  if (typeof value !== 'string') return 'unknown';
-  const name = /^\s*(?:"([^"\\]*)"|([A-Za-z*][\w:/!#$%&'*+.^`|~-]*))/.exec(value);
-  const policy = name?.[1] ?? name?.[2];
-  return RATE_LIMIT_POLICIES.find((known) => known === policy) ?? 'unknown';
-}
-
-/**
- * The route pattern that answered (`/v1/pets/:petId`), never the raw path with its ids and query;
- * `unmatched` for paths no route of ours matched (Nest's catch-all included), so values stay few.
- */
-export function routeOf(request: object): string {
-  const route: unknown = Reflect.get(request, 'route');
-  const baseUrl: unknown = Reflect.get(request, 'baseUrl');
-  const path = typeof route === 'object' && route !== null && 'path' in route ? route.path : null;
-  return typeof path === 'string' && !path.includes('*')
-    ? `${typeof baseUrl === 'string' ? baseUrl : ''}${path}`
-    : 'unmatched';
-}
-
-/**
- * GET /metrics, outside /v1 and without a key, like the health checks: Prometheus scrapes it
- * without credentials, and it carries only counts and timings (no ids, keys or paths). Block it
- * at the edge if the port is public.
- */
-@ApiExcludeController()
-@Controller()
-export class MetricsController {
-  constructor(private readonly metrics: HttpMetrics) {}
-
-  @Get('metrics')
-  @Header('Content-Type', 'text/plain; version=0.0.4; charset=utf-8')
-  async scrape(): Promise<string> {
-    return this.metrics.registry.metrics();
-  }
 }

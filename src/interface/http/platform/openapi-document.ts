@@ -41,18 +41,8 @@ function closeRequestBodies(document: OpenAPIObject): void {
   }
 }
 
-const documents = new WeakMap<INestApplication, OpenAPIObject>();
-
-/** The document an app serves (for the snapshot script). */
-export function openApiDocumentOf(app: INestApplication): OpenAPIObject {
-  const document = documents.get(app);
-  if (document === undefined) throw new Error('serveOpenApi() was not called for this app');
-  return document;
-}
-
 /** /openapi.json, /openapi.yaml and Swagger UI at /docs; outside /v1 and needing no key. */
 export function serveOpenApi(app: INestApplication, document: OpenAPIObject): void {
-  documents.set(app, document);
   SwaggerModule.setup('docs', app, document, {
     jsonDocumentUrl: 'openapi.json',
     yamlDocumentUrl: 'openapi.yaml',

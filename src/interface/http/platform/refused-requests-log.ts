@@ -1,17 +1,10 @@
 import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { Interval } from '@nestjs/schedule';
-import type { NextFunction, Request, Response } from 'express';
-import { isApiPath } from './api-prefix.js';
-import { clientAddress } from './client-address.js';
-import { answerWithError } from './error.filter.js';
 
 /** How often the counts are written. */
 export const REFUSED_REQUESTS_INTERVAL_MS = 10_000;
 /** Addresses counted apart in one interval; refusals from any further address count under `other`. */
 export const MAX_COUNTED_ADDRESSES = 10_000;
-
-/** The statuses of a refusal: no key or a wrong one (401), over a limit (429). */
-const REFUSALS = new Set([401, 429]);
 
 export type RefusedRequests = { address: string; statuses: Record<string, number> };
 
@@ -51,26 +44,4 @@ export class RefusedRequestsLog implements OnApplicationShutdown {
   onApplicationShutdown(): void {
     this.flush();
   }
-}
-
-type Middleware = (request: Request, response: Response, next: NextFunction) => void;
-
-/**
- * Authentication on every path of the API (`/v1` itself included, isApiPath), its refusals answered
- * here: the Error body, as the error filter writes it, and a refusal counted in the log. Anything
- * else that authentication failed with (the key store unreachable: 503) is logged as every such
- * answer is (error.filter.ts). Checked here rather than mounted with `app.use(API_PREFIX, ...)`:
- * Express would match the prefix's pattern and rewrite `request.url` around each of a mount's
- * handlers, on every request. `request.path` is the pathname Express's own routing reads.
- */
-export function authenticateApiPaths(authenticate: Middleware, log: RefusedRequestsLog): Middleware {
-  return (request, response, next) => {
-    if (!isApiPath(request.path)) return next();
-    authenticate(request, response, (error?: unknown) => {
-      if (error === undefined) return next();
-      if (response.headersSent) return next(error);
-      answerWithError(error, request, response);
-      if (REFUSALS.has(response.statusCode)) log.count(clientAddress(request), response.statusCode);
-    });
-  };
 }

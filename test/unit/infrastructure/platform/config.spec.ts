@@ -1,5 +1,8 @@
-import { loadConfig, validateEnvironment } from '../../../../src/infrastructure/platform/config.js';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { envFileSettings, loadConfig, validateEnvironment } from '../../../../src/infrastructure/platform/config.js';
 import { refusal } from '../../../support/config.js';
+import { tempDir } from '../../../support/temp-dirs.js';
 
 describe('loadConfig', () => {
   it('has defaults that start the service on the embedded database', () => {
@@ -139,5 +142,31 @@ describe("validateEnvironment, ConfigModule's validate", () => {
       LOG_LEVEL: 'info',
       DATABASE_REPLICA_MAX_LAG_SECONDS: 2,
     });
+  });
+});
+
+describe('envFileSettings', () => {
+  const file = path.join(tempDir('petstore-env-'), '.env');
+  writeFileSync(
+    file,
+    ['PORT=4000', 'OTEL_EXPORTER_OTLP_ENDPOINT=http://collector:4318', "LOG_LEVEL='warn'", ''].join('\n'),
+  );
+
+  it('takes every setting of the file', () => {
+    expect(envFileSettings(file, {})).toEqual({
+      PORT: '4000',
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+      LOG_LEVEL: 'warn',
+    });
+  });
+
+  it('leaves what the environment sets: real environment variables win', () => {
+    expect(envFileSettings(file, { LOG_LEVEL: 'debug', PORT: '' })).toEqual({
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+    });
+  });
+
+  it('is empty without a file', () => {
+    expect(envFileSettings(path.join(path.dirname(file), 'none'), {})).toEqual({});
   });
 });

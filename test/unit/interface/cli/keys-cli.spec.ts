@@ -1,4 +1,4 @@
-import { runKeysCommand } from '../../../../src/interface/cli/keys-cli.js';
+import { KEYS_USAGE, runKeysCommand } from '../../../../src/interface/cli/keys-cli.js';
 import { InMemoryApiKeys } from '../../../support/in-memory-api-keys.js';
 
 async function run(args: string[], keys = new InMemoryApiKeys()): Promise<{ code: number; output: string[] }> {
@@ -16,6 +16,13 @@ describe('npm run keys', () => {
     expect(code).toBe(0);
     expect(output).toEqual(['Issued key 1 (ci). It is shown this once; only its hash is stored:', 'key-1']);
     expect(await keys.identify('key-1')).not.toBeNull();
+  });
+
+  it("issue takes the label as --label=NAME too, as Node's parser reads options", async () => {
+    const { code, output } = await run(['issue', '--label=laptop']);
+
+    expect(code).toBe(0);
+    expect(output[0]).toBe('Issued key 1 (laptop). It is shown this once; only its hash is stored:');
   });
 
   it('list shows id, label, created and revoked, never a key', async () => {
@@ -45,27 +52,47 @@ describe('npm run keys', () => {
     expect(await run(['revoke', '9'], keys)).toEqual({ code: 1, output: ['No key has id 9.'] });
   });
 
+  const LABEL = 'Error: issue needs --label NAME (1-100 printable characters)';
+  const REVOKE = 'Error: revoke needs one key id (a positive integer, see list)';
   it.each([
-    [[]],
-    [['issue']],
-    [['issue', '--label']],
-    [['issue', '--label', '   ']],
-    [['issue', '--label', 'x'.repeat(101)]],
-    [['issue', '--name', 'ci']],
-    [['revoke']],
-    [['revoke', 'abc']],
-    [['revoke', '0']],
-    [['revoke', '1', '2']],
-    [['list', 'extra']],
-    [['delete', '1']],
-  ])('answers %j with the error, the usage and exit code 2', async (args) => {
+    [[], 'Error: no command given'],
+    [['issue'], LABEL],
+    [['issue', '--label'], "Error: Option '--label <value>' argument missing"],
+    [['issue', '--label', '   '], LABEL],
+    [['issue', '--label', 'x'.repeat(101)], LABEL],
+    [['issue', '--label', 'tab\there'], LABEL],
+    [['issue', '--name', 'ci'], expect.stringMatching(/^Error: Unknown option '--name'/)],
+    [['revoke'], REVOKE],
+    [['revoke', 'abc'], REVOKE],
+    [['revoke', '0'], REVOKE],
+    [['revoke', 'x1'], REVOKE],
+    [['revoke', '1x'], REVOKE],
+    [['revoke', '1a2'], REVOKE],
+    [['revoke', '1', '2'], REVOKE],
+    [['list', 'extra'], 'Error: unknown command or arguments: list extra'],
+    [['list', '--label', 'ci'], 'Error: --label is for issue only: list --label ci'],
+    [['revoke', '1', '--label', 'ci'], 'Error: --label is for issue only: revoke 1 --label ci'],
+    [['issue', 'extra', '--label', 'ci'], 'Error: unknown command or arguments: issue extra --label ci'],
+    [['delete', '1'], 'Error: unknown command or arguments: delete 1'],
+  ])('answers %j with the error, the usage and exit code 2', async (args, problem) => {
     const keys = new InMemoryApiKeys();
 
     const { code, output } = await run(args, keys);
 
     expect(code).toBe(2);
-    expect(output[0]).toMatch(/^Error: /);
-    expect(output[1]).toContain('Usage:');
+    expect(output).toEqual([problem, KEYS_USAGE]);
     expect(await keys.list()).toEqual([]);
+  });
+
+  it('takes a label of 100 characters, the most', async () => {
+    expect((await run(['issue', '--label', 'x'.repeat(100)])).code).toBe(0);
+  });
+
+  it('lets a failure that is not about the arguments through', async () => {
+    const keys = new InMemoryApiKeys();
+    const failure = new Error('store down');
+    keys.list = () => Promise.reject(failure);
+
+    await expect(run(['list'], keys)).rejects.toBe(failure);
   });
 });

@@ -64,7 +64,7 @@ function setUp(
     const error = await new Promise<unknown>((resolve) => middleware.use(request as never, response as never, resolve));
     if (error === undefined) return { caller: request.caller, headers };
     if (!(error instanceof ApiError)) throw new Error('not an ApiError', { cause: error });
-    return { status: error.status, message: error.message, headers: { ...headers, ...error.headers } };
+    return { status: error.getStatus(), message: error.message, headers: { ...headers, ...error.headers } };
   }
   return { keys, middleware, send };
 }

@@ -1,7 +1,7 @@
 import { expect } from '@jest/globals';
 import { createServer, type ServerResponse } from 'node:http';
 import { connect } from 'node:net';
-import { HttpException, Logger, type LoggerService, NotFoundException } from '@nestjs/common';
+import { BadRequestException, HttpException, Logger, type LoggerService, NotFoundException } from '@nestjs/common';
 import { PetNotFoundError } from '../../../../../src/domain/pets/pet.js';
 import { ApiError } from '../../../../../src/interface/http/platform/api-error.js';
 import { errorBody } from '../../../../../src/interface/http/platform/error-body.js';
@@ -95,32 +95,67 @@ describe('errorBody', () => {
   });
 });
 
+/** What http-errors builds (raw-body, send, serve-static use it): an Error marked `expose` for a 4xx. */
+function httpError(status: number, message = 'from a library'): Error {
+  return Object.assign(new Error(message), { status, statusCode: status, expose: status < 500 });
+}
+
+/** What the Express router throws for a path parameter that is not percent-encoded UTF-8. */
+function routerDecodeError(): URIError {
+  return Object.assign(new URIError("Failed to decode param '%E0'"), { status: 400, statusCode: 400 });
+}
+
 describe('toErrorResponse on what others throw', () => {
   it.each([
-    ['an http-errors 400', { status: 400 }, 400],
-    ['an http-errors 499', { status: 499 }, 499],
-    ['a status given as statusCode only', { statusCode: 405 }, 405],
-    ['a 500', { status: 500 }, 500],
-    ['a 3xx', { status: 304 }, 500],
-    ['a status that is not an integer', { status: 404.5 }, 500],
-    ['a status that is a string', { status: '404' }, 500],
+    ['an http-errors 400', httpError(400), 400],
+    ['an http-errors 416', httpError(416), 416],
+    ['an exposed status given as statusCode only', { statusCode: 405, expose: true }, 405],
+    ['an exposed 499', { status: 499, expose: true }, 499],
+    [
+      "Nest's HttpException made of an http-errors 416",
+      new HttpException('Range', 416, { cause: httpError(416) }),
+      416,
+    ],
+    ['an http-errors 500', httpError(500), 500],
+    ['an exposed 5xx', { status: 502, expose: true }, 500],
+    ['an exposed 3xx', { status: 304, expose: true }, 500],
+    ['an exposed status that is not an integer', { status: 404.5, expose: true }, 500],
+    ['an exposed status that is a string', { status: '404', expose: true }, 500],
     ['null', null, 500],
     ['a string', 'status', 500],
   ])('answers %s with the status it may tell', (_what, exception, status) => {
     expect(toErrorResponse(exception, request).body.status).toBe(status);
   });
 
-  it('gives a client error of the framework a message that reveals nothing, and a 5xx the fixed one', () => {
-    expect(toErrorResponse({ status: 409, message: 'row 7 locked' }, request).body.message).toBe('Invalid request');
-    expect(toErrorResponse({ status: 500, message: 'row 7 locked' }, request).body.message).toBe(
-      'Internal server error',
-    );
+  it.each([
+    ["a dependency's error that carries status 404", Object.assign(new Error('no such row'), { status: 404 })],
+    ['an object with a 4xx status', { status: 499 }],
+    ['a 4xx given as statusCode', { statusCode: 400 }],
+    ['an http-errors 4xx marked not for the client', Object.assign(httpError(409), { expose: false })],
+    ['a 4xx whose expose is only truthy', { status: 400, expose: 'true' }],
+    [
+      "Nest's HttpException made of an http-errors 4xx marked not for the client",
+      new HttpException('Conflict', 409, { cause: Object.assign(httpError(409), { expose: false }) }),
+    ],
+  ])('answers %s, which does not say it is meant for the client, with a 500', (_what, exception) => {
+    expect(toErrorResponse(exception, request)).toEqual({
+      body: { code: 'internal_error', message: 'Internal server error', status: 500 },
+      headers: {},
+    });
+  });
+
+  it('gives a client error of a library a message that reveals nothing', () => {
+    expect(toErrorResponse(httpError(409, 'row 7 locked'), request).body).toEqual({
+      code: 'idempotency_conflict',
+      message: 'Invalid request',
+      status: 409,
+    });
   });
 
   it('names a path without its query, cut at 200 characters', () => {
     const long = `/${'a'.repeat(300)}`;
 
-    expect(toErrorResponse({ status: 404 }, { method: 'PUT', originalUrl: '/x?secret=1' }).body.message).toBe(
+    expect(toErrorResponse(httpError(404), { method: 'PUT', originalUrl: '/x?secret=1' }).body.message).toBe(
       'No route for PUT /x',
     );
     expect(toErrorResponse(new NotFoundException(), { method: 'GET', originalUrl: long }).body.message).toBe(
@@ -128,10 +163,36 @@ describe('toErrorResponse on what others throw', () => {
     );
   });
 
-  it('tells an undecodable path only by the router message that starts so', () => {
-    const elsewhere = { status: 400, message: "Parameter: Failed to decode param '%ff'" };
+  it("knows the router's decoding error by name, though it is not marked for the client", () => {
+    expect(routerDecodeError()).not.toHaveProperty('expose');
+    expect(toErrorResponse(routerDecodeError(), request)).toEqual({
+      body: { code: 'invalid_request', message: 'Request path is not valid percent-encoded UTF-8', status: 400 },
+      headers: {},
+    });
+  });
 
-    expect(toErrorResponse(elsewhere, request).body.message).toBe('Invalid request');
+  it("knows it too as Nest's ExpressAdapter hands it on a Nest route: the cause of a BadRequestException", () => {
+    const mapped = new BadRequestException(routerDecodeError().message, { cause: routerDecodeError() });
+
+    expect(toErrorResponse(mapped, request).body.message).toBe('Request path is not valid percent-encoded UTF-8');
+    expect(toErrorResponse(new BadRequestException('Failed to decode param'), request).body.message).toBe(
+      'Invalid request',
+    );
+  });
+
+  it.each([
+    ['a URIError of its own, without the status', new URIError("Failed to decode param '%E0'")],
+    ['a URIError with another message', Object.assign(new URIError('URI malformed'), { status: 400 })],
+    [
+      'an Error with the words, not a URIError',
+      Object.assign(new Error("Failed to decode param '%E0'"), { status: 400 }),
+    ],
+    [
+      'a URIError whose message only contains the words',
+      Object.assign(new URIError("Parameter: Failed to decode param '%ff'"), { status: 400 }),
+    ],
+  ])('does not take %s for the decoding error', (_what, exception) => {
+    expect(toErrorResponse(exception, request).body.status).toBe(500);
   });
 });
 
@@ -273,6 +334,24 @@ describe('answerWithError', () => {
     expect(logger.lines).toEqual([
       { level: 'error', message: 'GET /v1/pets failed', rest: [failure.stack, 'ErrorFilter'] },
     ]);
+  });
+
+  it("logs a dependency's error that carries a 4xx status as a failure, and answers 500", async () => {
+    const failure = Object.assign(new Error('upstream said 404'), { status: 404 });
+
+    const answer = await answered(failure);
+
+    expect(answer.status).toBe(500);
+    expect(logger.lines).toEqual([
+      { level: 'error', message: 'GET /v1/pets failed', rest: [failure.stack, 'ErrorFilter'] },
+    ]);
+  });
+
+  it('logs nothing for a client error a library marks for the client', async () => {
+    const answer = await answered(httpError(416));
+
+    expect(answer.status).toBe(416);
+    expect(logger.lines).toEqual([]);
   });
 
   it('logs a thrown value that is not an Error as text', async () => {

@@ -1,6 +1,6 @@
-import { describeReadingQueueContract } from '../../../contracts/reading-queue.contract.js';
-import { InMemoryReadingRedis } from '../../../support/in-memory-reading-queue.js';
-import { TestClock } from '../../../support/test-clock.js';
+import { describeReadingQueueContract } from '../../contracts/reading-queue.contract.js';
+import { InMemoryReadingRedis } from '../../support/in-memory-reading-queue.js';
+import { TestClock } from '../../support/test-clock.js';
 
 describeReadingQueueContract('InMemoryReadingRedis', () => {
   let clock: TestClock;

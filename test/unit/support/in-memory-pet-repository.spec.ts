@@ -1,5 +1,5 @@
-import { describePetRepositoryContract } from '../../../contracts/pet-repository.contract.js';
-import { InMemoryPetRepository } from '../../../support/in-memory-pet-repository.js';
+import { describePetRepositoryContract } from '../../contracts/pet-repository.contract.js';
+import { InMemoryPetRepository } from '../../support/in-memory-pet-repository.js';
 
 describePetRepositoryContract('InMemoryPetRepository', () => {
   let repository = new InMemoryPetRepository();
