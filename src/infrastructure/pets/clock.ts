@@ -1,4 +1,4 @@
-/** The time the settled marks wait by: performance.now() and timers, or a clock a test moves. */
+/** The time the high-water marks wait by: performance.now() and timers, or a clock a test moves. */
 export type Clock = {
   now(): number;
   /** Resolves after `ms`, or as soon as `wake` does. */

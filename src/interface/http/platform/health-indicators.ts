@@ -8,7 +8,7 @@ import { StoreUnavailableError } from '../../../application/platform/store-unava
 import { WarmUp } from '../../../application/platform/warm-up.js';
 import { ShutdownState } from './shutdown-state.js';
 
-/** How long /readyz waits for the warm-up (a first settled mark) before it answers 503. */
+/** How long /readyz waits for the warm-up (a first high-water mark) before it answers 503. */
 const WARM_UP_WAIT_MS = 1000;
 
 /**
@@ -33,7 +33,7 @@ export class ReadinessIndicators {
     return this.shutdownState.draining ? indicator.down('The service is shutting down') : indicator.up();
   }
 
-  /** The products' warm-up (the pets' first settled mark): until it is done, tried once more here. */
+  /** The products' warm-up (the pets' first high-water mark): until it is done, tried once more here. */
   async warmUp() {
     const indicator = this.health.check('warm-up');
     if (this.warmUps.done()) return indicator.up();
@@ -70,7 +70,7 @@ export class ReadinessIndicators {
     return degradation === null ? indicator.up() : indicator.degraded(degradation);
   }
 
-  /** What the products do without while they serve (the settled marks' looks not shared, ...). */
+  /** What the products do without while they serve (the high-water mark's readings not shared, ...). */
   products() {
     const indicator = this.health.check('products');
     const degradation = this.warmUps.degradation();
