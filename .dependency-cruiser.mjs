@@ -1,6 +1,7 @@
 // The dependency rule of the design card (docs/contributing.md), checked by `npm run lint` on the
 // import graph TypeScript itself resolves. test/unit/architecture.spec.ts shows each rule failing on
-// a deliberate violation (test/fixtures/layers/).
+// a deliberate violation (test/fixtures/layers/). One rule more: src/ imports only what package.json
+// lists under dependencies, not what lies in node_modules as another package's dependency or by hand.
 //
 //   interface ──► application ──► domain ◄── infrastructure
 //                      ▲                           │
@@ -86,6 +87,14 @@ export default {
       severity: 'error',
       from: { path: '^src/.*/access/' },
       to: { path: '^src/.*/pets/' },
+    },
+    {
+      name: 'dependencies-in-package-json',
+      comment:
+        "src/ imports only packages package.json lists under dependencies: one present only as another package's dependency, or installed by hand, or a devDependency, is a clean `npm ci --omit=dev` away from missing (type-only imports aside).",
+      severity: 'error',
+      from: { path: '^(src/|ormconfig\\.ts$)' },
+      to: { dependencyTypes: ['npm-no-pkg', 'npm-unknown', 'npm-dev'], dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'no-cycles',

@@ -1,7 +1,7 @@
 /**
  * SVG charts of the bench's own results: requests per second and p99 per scenario, the servers
- * side by side, one chart per Node line (bench/results/latest-node<major>.json ->
- * docs/bench-node<major>.svg). Hand-made SVG: a chart is a few rectangles and labels.
+ * side by side, one chart per Node line (bench/results/summary-node<major>.json, the latest full
+ * run's summary -> docs/bench-node<major>.svg). Hand-made SVG: a chart is a few rectangles and labels.
  *
  *   npm run bench -- --chart     redraws the charts from the saved results, measuring nothing
  */
@@ -38,11 +38,11 @@ const TOP = 110;
 const PANEL_GAP = 70;
 const LABEL_BAND = 36;
 
-/** Writes docs/bench-node<major>.svg for every bench/results/latest-node<major>.json; returns the files. */
+/** Writes docs/bench-node<major>.svg for every bench/results/summary-node<major>.json; returns the files. */
 export async function writeCharts(resultsDir: string, docsDir: string): Promise<string[]> {
   const written: string[] = [];
   for (const name of readdirSync(resultsDir)) {
-    const line = /^latest-node(\d+)\.json$/.exec(name)?.[1];
+    const line = /^summary-node(\d+)\.json$/.exec(name)?.[1];
     if (line === undefined) continue;
     const input = chartInputOf(JSON.parse(readFileSync(path.join(resultsDir, name), 'utf8')));
     if (input === undefined) throw new Error(`${name}: no means per scenario and server to chart`);

@@ -24,7 +24,9 @@
  *                                 with --against <commit-ish>, that commit is profiled beside ours
  *   npm run bench -- --chart      only redraws docs/bench-node<major>.svg from the saved results
  *
- * A comparison is saved as bench/results/latest-node<major>.json too, and charted from that file.
+ * Every run is saved whole, raw runs included, as bench/results/<time>.json (ignored by git). A full
+ * comparison is also summarised as bench/results/summary-node<major>.json, which git keeps and the
+ * chart is drawn from: the figures docs/performance.md quotes, without the raw runs.
  */
 import 'reflect-metadata'; // cursor.ts's module graph carries Swagger decorators.
 import { readFileSync } from 'node:fs';
@@ -763,22 +765,31 @@ function meanOf(runs: Measurement[]): Measurement {
   };
 }
 
-/** A file per run, and the latest comparison per kind of database as latest-*.json (kept in git). */
+/**
+ * The run whole as bench/results/<time>.json, and a full comparison's summary as
+ * bench/results/summary-node<major>.json: the report less its raw runs and its ratios round by
+ * round (the means, the ratios' medians and spreads, the flood, memory and paging figures remain).
+ */
 async function save(report: Record<string, unknown>, asLatest: boolean): Promise<void> {
   await mkdir(RESULTS_DIR, { recursive: true });
-  const files = [`${String(report.date).replace(/[:.]/g, '-')}.json`];
+  const files = [{ name: `${String(report.date).replace(/[:.]/g, '-')}.json`, text: JSON.stringify(report, null, 2) }];
   if (asLatest)
-    files.push(
-      `latest-${process.env.DATABASE_URL ? 'server' : 'embedded'}-postgres.json`,
-      `latest-node${process.versions.node.split('.')[0]}.json`,
-    );
-  for (const name of files) {
+    files.push({
+      name: `summary-node${process.versions.node.split('.')[0]}.json`,
+      text: JSON.stringify(report, withoutRawFigures, 2),
+    });
+  for (const [index, { name, text }] of files.entries()) {
     const file = path.join(RESULTS_DIR, name);
     // Written whole or not at all: an interrupted run leaves at most a .tmp file.
-    await writeFile(`${file}.tmp`, `${JSON.stringify(report, null, 2)}\n`);
+    await writeFile(`${file}.tmp`, `${text}\n`);
     await rename(`${file}.tmp`, file);
-    console.log(`${files.indexOf(name) === 0 ? '\n' : ''}results: ${path.relative(process.cwd(), file)}`);
+    console.log(`${index === 0 ? '\n' : ''}results: ${path.relative(process.cwd(), file)}`);
   }
+}
+
+/** JSON.stringify's replacer for the summary: the raw runs and each ratio's rounds are left out. */
+function withoutRawFigures(key: string, value: unknown): unknown {
+  return key === 'runs' || key === 'perRound' ? undefined : value;
 }
 
 async function chart(): Promise<void> {

@@ -3,7 +3,8 @@
 #
 #   petdev       a non-root user with a private home (mode 700), clone in ~/petstore:
 #                `npm ci && npm test` (no DATABASE_URL: the embedded PostgreSQL in ./data/test),
-#                then `npm ci && npm start` (the embedded PostgreSQL in ~/petstore/data)
+#                then `npm start` on that install (the embedded PostgreSQL in ~/petstore/data;
+#                `npm ci` on a fresh clone is the test's and root's two starts')
 #   root-private root, clone in a fresh `mktemp -d` (mode 700): `npm ci && npm start`
 #   root-public  root, clone in a directory anyone can enter (mode 755): `npm ci && npm start`
 #
@@ -127,15 +128,17 @@ clone() {
   git -C "$1" -c advice.detachedHead=false checkout -q "$HEAD_SHA"
 }
 
-# start_check LABEL USER DIR: `npm ci && npm start` in DIR as USER, and the checks above.
+# start_check LABEL USER DIR [INSTALL]: `npm ci && npm start` in DIR as USER (INSTALL=no: `npm start`
+# alone, on the node_modules already there), and the checks above.
 start_check() {
-  local label=$1 user=$2 dir=$3
+  local label=$1 user=$2 dir=$3 command="npm ci && npm start" install="npm ci && "
+  [[ ${4:-yes} == no ]] && command="npm start" install=""
   local out=$WORK/$label.start.out err=$WORK/$label.start.err port pid key cluster pg_pid code body rc waited
   port=$(free_port)
-  say "-- $label: npm ci && npm start in $dir as $user (PORT=$port) --"
+  say "-- $label: $command in $dir as $user (PORT=$port) --"
   # setsid: its own process group, whose id is its pid (this subshell's child is no group leader,
   # so setsid execs rather than forks), and every exec below keeps that pid: SIGTERM reaches npm.
-  as_cmd "$user" "$dir" "npm ci && PORT=$port exec npm start"
+  as_cmd "$user" "$dir" "${install}PORT=$port exec npm start"
   # Created here, not by the background job's redirection, which may not have run yet when the
   # loop below first reads the file.
   : >"$out" >"$err"
@@ -152,7 +155,7 @@ start_check() {
     fi
     sleep 1
   done
-  pass "$label: printed a first-run key on stdout (${waited}s after npm ci began)"
+  pass "$label: printed a first-run key on stdout (${waited}s after \`$command\` began)"
   for ((waited = 0; ; waited++)); do
     code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/readyz" || true)
     [[ $code == 200 ]] && break
@@ -211,7 +214,7 @@ start_check() {
   pass "$label: no process of the start and no postgres on $cluster left"
   [[ -f $cluster/PG_VERSION ]] || fail "$label: no cluster (PG_VERSION) at $cluster after the stop"
 
-  report "" "-- $label: npm ci && npm start as $user, clone in $dir (parent $(dirname "$dir") mode $(stat -c '%a' "$(dirname "$dir")")), Node $("$NODE_BIN/node" --version) --"
+  report "" "-- $label: $command as $user, clone in $dir (parent $(dirname "$dir") mode $(stat -c '%a' "$(dirname "$dir")")), Node $("$NODE_BIN/node" --version) --"
   report "first lines of \`npm start\` (stdout, its non-empty lines from npm's banner to the key):"
   # Past 14 lines, the first 8 and the last 4; log lines cut at 220 characters.
   awk '/^> petstore@.* start$/ {on = 1} on && NF {print "  | " substr($0, 1, 220)} /^  API key: psk_/ && on {exit}' "$out" |
@@ -265,7 +268,7 @@ scenario_petdev() {
   [[ -d $dir/data/test ]] || fail "$USER_NAME: npm test made no $dir/data/test (where the README says the tests' embedded PostgreSQL lives)"
   pass "$USER_NAME: the tests ran on the embedded cluster in $dir/data/test; no postgres left"
 
-  start_check "$USER_NAME" "$USER_NAME" "$dir"
+  start_check "$USER_NAME" "$USER_NAME" "$dir" no
   # The README: the cluster lives in ./data, i.e. ~/petstore/data, owned by the user.
   local cluster
   cluster=$(readlink -f "$dir/data/postgres")

@@ -43,7 +43,7 @@ describe('the log on a terminal', () => {
         headers: { Authorization: `Bearer ${key}`, 'X-Request-Id': 'terminal-3' },
       });
       await fetch(`http://127.0.0.1:${port}/v1/pets`, {
-        headers: { Authorization: 'Bearer not-the-key', 'X-Request-Id': 'terminal-4' },
+        headers: { Authorization: 'Bearer not-the-key', 'X-Request-Id': 'refused-4' },
       });
       await until(() => lines().filter((line) => line.includes(' /v1/')).length >= 3, 'three request lines');
       child.stdin?.write('\x03');
@@ -79,7 +79,7 @@ describe('the log on a terminal', () => {
       expect(raw.find((line) => line.includes('id=terminal-3'))).toContain(`${ESC}[33m404${ESC}[`);
       expect(raw.find((line) => line.includes('id=terminal-3'))).toContain(`${ESC}[32mINFO${ESC}[39m`);
       expect(output.stdout()).not.toContain('not-the-key');
-      expect(output.stdout()).not.toContain('terminal-4');
+      expect(output.stdout()).not.toContain('refused-4');
     } finally {
       child.kill('SIGKILL');
       await removeEmbeddedPostgres(dataDir);

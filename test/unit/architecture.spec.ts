@@ -33,6 +33,8 @@ describe('the dependency rule (.dependency-cruiser.mjs)', () => {
       'access-and-pets-apart: src/application/access/api-keys.ts → src/application/pets/list-pets.ts',
       'application-needs-only-the-domain: src/application/pets/clock.ts → node:os',
       'application-needs-only-the-domain: src/application/pets/list-pets.ts → express',
+      'dependencies-in-package-json: src/interface/http/pets/pet-path.ts → fast-check',
+      'dependencies-in-package-json: src/interface/http/pets/pet-path.ts → path-to-regexp',
       'domain-is-plain-typescript: src/domain/pets/pet-file.ts → node:fs',
       'domain-is-plain-typescript: src/domain/pets/pet-id.ts → node:crypto',
       'domain-is-plain-typescript: src/domain/pets/pet-store.ts → typeorm',
