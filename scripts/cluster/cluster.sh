@@ -101,10 +101,13 @@ start_instance() {
   wait_for 120 "instance $i (port $port, log $DIR/instance-$i.log)" ready "$port"
 }
 
-# A zombie (killed, not yet reaped) counts as gone.
+# A zombie (killed, not yet reaped) counts as gone. Builtins only (/proc/PID/stat's state, after the
+# parenthesised command name): waits on dozens of pids poll this.
 alive() {
   local stat
-  stat=$(ps -o stat= -p "$1" 2>/dev/null) && [[ $stat != Z* ]]
+  { read -r stat <"/proc/$1/stat"; } 2>/dev/null || return 1
+  stat=${stat##*) }
+  [[ ${stat:0:1} != Z ]]
 }
 
 # of_cluster PID: the process is one of this cluster's. Its command line names a path under
@@ -414,9 +417,13 @@ kill_leader() {
 kill_nodes() {
   local i postmaster pid pids=()
   for ((i = 1; i <= 3; i++)); do
-    [[ -f $DIR/patroni-$i.pid ]] && pids+=("$(cat "$DIR/patroni-$i.pid")")
-    rm -f "$DIR/patroni-$i.pid"
-    pids+=($(pids_matching "patroni $PG_DIR/node$i.yml"))
+    if [[ -f $DIR/patroni-$i.pid ]]; then
+      pids+=("$(cat "$DIR/patroni-$i.pid")")
+      rm -f "$DIR/patroni-$i.pid"
+    else # (a Patroni started by hand)
+      # shellcheck disable=SC2207 # one pid per word
+      pids+=($(pids_matching "patroni $PG_DIR/node$i.yml"))
+    fi
     postmaster=$(head -1 "$PG_DIR/node$i/postmaster.pid" 2>/dev/null) || continue
     alive "$postmaster" || continue
     # shellcheck disable=SC2207 # one pid per word
