@@ -400,19 +400,27 @@ stop_node() { # stop_node I: SIGTERM to Patroni, which stops its postgres first
 }
 
 # A lost host: Patroni, the postmaster and every backend die at once, nothing shuts down cleanly.
+# Also what works in the node's data directory: the archiver's archive-push, a grandchild of the
+# postmaster, would otherwise go on pushing WAL after its host is "lost".
 kill_leader() {
   local name i postmaster
   name=$(leader) || { log "no leader to kill"; return 1; }
   i=${name#node}
   postmaster=$(head -1 "$PG_DIR/node$i/postmaster.pid")
   # shellcheck disable=SC2046 # one pid per word
-  kill -KILL "$(cat "$DIR/patroni-$i.pid")" "$postmaster" $(ps -o pid= --ppid "$postmaster") 2>/dev/null || true
+  kill -KILL "$(cat "$DIR/patroni-$i.pid")" "$postmaster" $(ps -o pid= --ppid "$postmaster") $(working_in "$PG_DIR/node$i") 2>/dev/null || true
   rm -f "$DIR/patroni-$i.pid"
   echo "$name"
 }
 
-# Every node's host lost at once: each Patroni, postmaster and backend SIGKILLed together (so that no
-# node is promoted as another stops), waited for until gone. etcd, HAProxy, the instances and the
+working_in() { # working_in DIR: the pids whose working directory is DIR
+  local proc
+  for proc in /proc/[0-9]*; do [[ $proc/cwd -ef $1 ]] && echo "${proc#/proc/}"; done
+  return 0
+}
+
+# Every node's host lost at once: each Patroni, postmaster, backend and whatever works in a data
+# directory SIGKILLed together (so that no node is promoted as another stops), waited for until gone. etcd, HAProxy, the instances and the
 # repository stay. Prints how many processes it killed.
 kill_nodes() {
   local i postmaster pid pids=()
@@ -424,6 +432,8 @@ kill_nodes() {
       # shellcheck disable=SC2207 # one pid per word
       pids+=($(pids_matching "patroni $PG_DIR/node$i.yml"))
     fi
+    # shellcheck disable=SC2207 # one pid per word
+    [[ -d $PG_DIR/node$i ]] && pids+=($(working_in "$PG_DIR/node$i"))
     postmaster=$(head -1 "$PG_DIR/node$i/postmaster.pid" 2>/dev/null) || continue
     alive "$postmaster" || continue
     # shellcheck disable=SC2207 # one pid per word
