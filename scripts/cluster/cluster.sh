@@ -250,14 +250,20 @@ PATRONI_RETRY_TIMEOUT=9
 # docs/scaling.md for what production needs).
 # Archiving (backups.sh): archive_mode on, each node's archive_command naming its own pgBackRest
 # configuration; a promoted node archives what the old leader had not (on_role_change). Replicas
-# are built from the repository's newest backup when there is one, else by pg_basebackup, and fetch
-# from the archive the WAL the leader no longer has. With RESTORE_SET set (restore), the first node
+# are built from the repository's newest backup when there is one, else by pg_basebackup; they
+# stream from the leader (its slots keep their WAL), and read the archive only while a restore
+# rebuilds them (a restore_command everyday would have each replica poll the repository whenever
+# its stream breaks, in every failover). With RESTORE_SET set (restore), the first node
 # bootstraps from that backup, recovered to RESTORE_TARGET (or to the end of the archive), and
 # Patroni's post_bootstrap sets the ids' floor before the node takes the leader key.
 write_node_config() { # write_node_config I
-  local i=$1 pg_var="NODE_${1}_PG_PORT" rest_var="NODE_${1}_REST_PORT" bootstrap_method="" replica_set=""
+  local i=$1 pg_var="NODE_${1}_PG_PORT" rest_var="NODE_${1}_REST_PORT" bootstrap_method="" replica_set="" replica_recovery=""
   if [[ -n ${RESTORE_SET:-} ]]; then
     replica_set=" --set=$RESTORE_SET"
+    # A replica restored from the backup replays the archive up to where the leader's WAL begins.
+    replica_recovery="  recovery_conf:
+    restore_command: '$(restore_command "$i")'
+"
     bootstrap_method="
   method: pgbackrest
   pgbackrest:
@@ -320,9 +326,7 @@ postgresql:
   # A new replica's base backup starts at once instead of after a spread checkpoint.
   basebackup:
     - checkpoint: fast
-  recovery_conf:
-    restore_command: '$(restore_command "$i")'
-  callbacks:
+$replica_recovery  callbacks:
     on_role_change: $PG_DIR/bin/archive-after-promotion.sh $PG_BIN $PG_DIR/backup/node$i.conf $PG_DIR/node$i $PG_DIR ${!pg_var}
   authentication:
     superuser: {username: postgres}
