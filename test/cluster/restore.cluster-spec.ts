@@ -366,17 +366,23 @@ describe('the cluster lost: every node killed and its data directory removed, re
       carefulLoad(clusterEnv(), prefix, { clients: CREATORS, pagers: PAGERS, giveUpMs: GIVE_UP_MS }),
     );
     await acknowledgedAfter(running.observed, 0, 100, 'before the backup');
-    report(`incremental backup ${(await clusterSh('backup', 'incr')).stdout.trim()} under load`);
-    // More than the archive timeout of creates after it: some are archived, the newest may not be.
+    report(
+      `backup ${(await clusterSh('backup', 'incr')).stdout.trim()} under load (incremental; full when the repository has none)`,
+    );
+    // Creates for two and a half archive timeouts after it: the backup ended with a WAL switch, so
+    // the loss falls half-way between two of archive_timeout's switches, not just after one.
     const from = performance.now();
     await acknowledgedAfter(running.observed, from, 200, 'after the backup');
     await until(
-      () => Promise.resolve(performance.now() - from > 2 * ARCHIVE_TIMEOUT_MS),
+      () => Promise.resolve(performance.now() - from > 2.5 * ARCHIVE_TIMEOUT_MS),
       MINUTES,
-      'creates for twice the archive timeout',
+      'creates for two and a half archive timeouts',
     );
+    const losing = performance.now();
+    const lost = await clusterSh('lose-nodes');
+    // Every node is dead once the command returns: nothing is acknowledged after this.
     lostAt = performance.now();
-    report((await clusterSh('lose-nodes')).stdout.trim());
+    report(`${lost.stdout.trim()}, ${Math.round(lostAt - losing)} ms`);
     highestBefore = Math.max(...running.observed.acks.map((ack) => ack.id), ...running.observed.seen.keys());
 
     restoreBegan = performance.now();
