@@ -451,10 +451,11 @@ kill_nodes() {
 
 # The whole database tier lost (restore's second drill): every node killed, every data directory removed.
 lose_nodes() {
-  local killed i
+  local killed i at
   killed=$(kill_nodes)
+  at=$(date +%s%3N)
   for ((i = 1; i <= 3; i++)); do as_pg rm -rf "$PG_DIR/node$i"; done
-  echo "lost: node1 node2 node3 ($killed processes killed, data directories removed)"
+  echo "lost: node1 node2 node3 ($killed processes killed at $at ms since the epoch, data directories removed)"
 }
 
 # The member a switchover can go to. In synchronous mode Patroni switches over only to the
