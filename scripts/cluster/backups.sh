@@ -203,6 +203,7 @@ restore() {
   wait_for 900 "node2 as a replica (log $DIR/patroni-2.log)" rest 2 /replica
   wait_for 900 "node3 as a replica (log $DIR/patroni-3.log)" rest 3 /replica
   wait_for 120 "a synchronous standby" sync_standby
+  wait_for 300 "three healthy nodes" healthy || { log "Patroni: $(view)"; return 1; }
   # Back to the configuration of every day: no bootstrap from a backup, replicas from the newest one.
   RESTORE_SET="" RESTORE_TARGET=""
   for ((i = 1; i <= 3; i++)); do write_node_config "$i"; done
