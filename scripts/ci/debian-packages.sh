@@ -2,7 +2,8 @@
 # Every Debian package a CI step uses, installed in one go before the steps run side by side: two
 # apt-gets at once would fight over apt's locks. Each step's own script still installs what it
 # misses when run alone (it then finds everything here). Packages with daemons (Patroni, etcd,
-# Prometheus) go through install-packages.sh, which keeps their daemons from starting.
+# Prometheus, pgBackRest's repository server) go through install-packages.sh, which keeps their
+# daemons from starting.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export DEBIAN_FRONTEND=noninteractive
@@ -24,5 +25,6 @@ if ((${#missing[@]} > 0)); then
   apt-get -o DPkg::Lock::Timeout=600 install -y -qq "${missing[@]}" >/dev/null
 fi
 bash scripts/cluster/install-patroni.sh
+bash scripts/cluster/install-pgbackrest.sh
 bash scripts/cluster/install-prometheus.sh
 echo "Debian packages: all present ($((SECONDS - started)) s)"

@@ -20,9 +20,23 @@
 #   scripts/cluster/cluster.sh kill-leader       a lost host: SIGKILL the leader's Patroni, postmaster and
 #                                                backends at once; prints the node's name
 #   scripts/cluster/cluster.sh start-node NODE   start a node's Patroni again; waits until it replicates
+#   scripts/cluster/cluster.sh lose-nodes        every node's host lost at once: SIGKILL of each Patroni,
+#                                                postmaster and backend, each data directory removed (the
+#                                                repository stays: restore rebuilds from it)
 #   scripts/cluster/cluster.sh switchover        wait for a synchronous standby, patronictl switchover
 #                                                to it; fails with patronictl's words if Patroni refuses
 #   scripts/cluster/cluster.sh healthy           exit 0 when there is one leader and two streaming replicas
+#   scripts/cluster/cluster.sh backup [full|diff|incr]   a pgBackRest backup of the running cluster, from
+#                                                the leader (default full); prints its label, type, end
+#   scripts/cluster/cluster.sh check             pgbackrest check (the leader's WAL reaches the repository),
+#                                                verify (the repository reads back), info
+#   scripts/cluster/cluster.sh restore TIME|latest   the whole cluster back at TIME (ISO 8601 with its
+#                                                offset, on the primary's clock) or at the end of the
+#                                                archive, under Patroni, ids above every id handed out;
+#                                                refuses (exit 3, saying why) a time it cannot reach
+#
+# Backups (scripts/cluster/backups.sh): every node archives through pgBackRest while it leads, into a
+# repository in the clusters' directory (deploy/pgbackrest/ for an object store).
 #
 # Environment: INSTANCES (default 3), REDIS_URL (use that Redis instead of starting one),
 # INSTANCE_<i>_DATABASE_URL (instance i's way to the primary instead of PRIMARY_URL, which is
@@ -31,7 +45,9 @@
 # balancer's check interval times its fall count, 0.5 s x 2), RATE_LIMIT_PER_MINUTE (default high
 # enough for load tests), PROMETHEUS (default on; off: no Prometheus), PROMETHEUS_FOR (default 2s:
 # every alert's `for:` in the cluster's copy of the rules, so that an alert fires within seconds),
-# SERVICE_DIR (another checkout whose dist/ the instances run, built there: the bench's "before").
+# SERVICE_DIR (another checkout whose dist/ the instances run, built there: the bench's "before"),
+# ARCHIVE_MODE (default on; off: no WAL archiving, scripts/cluster/bench-archive.sh's "before"),
+# and those of backups.sh (BACKUP_RETENTION_FULL, ARCHIVE_TIMEOUT, RESTORE_ID_MARGIN, RESTORE_IDS_ABOVE).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -39,6 +55,9 @@ DIR=$ROOT/.cluster
 PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
 
 log() { echo "cluster: $*" >&2; }
+
+# shellcheck source=scripts/cluster/backups.sh
+source scripts/cluster/backups.sh
 
 free_port() { node -e "const s=require('net').createServer();s.listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})"; }
 
@@ -82,10 +101,13 @@ start_instance() {
   wait_for 120 "instance $i (port $port, log $DIR/instance-$i.log)" ready "$port"
 }
 
-# A zombie (killed, not yet reaped) counts as gone.
+# A zombie (killed, not yet reaped) counts as gone. Builtins only (/proc/PID/stat's state, after the
+# parenthesised command name): waits on dozens of pids poll this.
 alive() {
   local stat
-  stat=$(ps -o stat= -p "$1" 2>/dev/null) && [[ $stat != Z* ]]
+  { read -r stat <"/proc/$1/stat"; } 2>/dev/null || return 1
+  stat=${stat##*) }
+  [[ ${stat:0:1} != Z ]]
 }
 
 # of_cluster PID: the process is one of this cluster's. Its command line names a path under
@@ -226,8 +248,35 @@ PATRONI_RETRY_TIMEOUT=9
 # use_pg_rewind with data checksums and wal_log_hints: a lost leader rejoins as a replica by
 # rewinding its divergent WAL instead of a new base backup. No watchdog on one machine (see
 # docs/scaling.md for what production needs).
+# Archiving (backups.sh): archive_mode on, each node's archive_command naming its own pgBackRest
+# configuration; a promoted node archives what the old leader had not (on_role_change). Replicas
+# are built from the repository's newest backup when there is one, else by pg_basebackup; they
+# stream from the leader (its slots keep their WAL), and read the archive only while a restore
+# rebuilds them (a restore_command everyday would have each replica poll the repository whenever
+# its stream breaks, in every failover). With RESTORE_SET set (restore), the first node
+# bootstraps from that backup, recovered to RESTORE_TARGET (or to the end of the archive), and
+# Patroni's post_bootstrap sets the ids' floor before the node takes the leader key.
 write_node_config() { # write_node_config I
-  local i=$1 pg_var="NODE_${1}_PG_PORT" rest_var="NODE_${1}_REST_PORT"
+  local i=$1 pg_var="NODE_${1}_PG_PORT" rest_var="NODE_${1}_REST_PORT" bootstrap_method="" replica_set="" replica_recovery=""
+  if [[ -n ${RESTORE_SET:-} ]]; then
+    replica_set=" --set=$RESTORE_SET"
+    # A replica restored from the backup replays the archive up to where the leader's WAL begins.
+    replica_recovery="  recovery_conf:
+    restore_command: '$(restore_command "$i")'
+"
+    bootstrap_method="
+  method: pgbackrest
+  pgbackrest:
+    command: $(restore_from_backup_command "$i")
+    no_params: true
+    keep_existing_recovery_conf: false
+    recovery_conf:
+      restore_command: '$(restore_command "$i")'
+      recovery_target_timeline: latest${RESTORE_TARGET:+
+      recovery_target_time: '$RESTORE_TARGET'
+      recovery_target_action: promote}
+  post_bootstrap: $PG_DIR/bin/set-id-floor.sh $PG_BIN $PG_DIR ${!pg_var} $PG_DIR/backup/id-floor"
+  fi
   as_pg tee "$PG_DIR/node$i.yml" >/dev/null <<YAML
 scope: petstore
 name: node$i
@@ -240,7 +289,7 @@ etcd3:
   hosts: [127.0.0.1:$ETCD_PORT]
 watchdog:
   mode: off
-bootstrap:
+bootstrap:$bootstrap_method
   dcs:
     ttl: $PATRONI_TTL
     loop_wait: $PATRONI_LOOP_WAIT
@@ -257,6 +306,8 @@ bootstrap:
         # What each statement costs the node (scripts/cluster/bench.sh reads the settled marks' looks).
         shared_preload_libraries: pg_stat_statements
         wal_keep_size: 256MB
+        archive_mode: '${ARCHIVE_MODE:-on}'
+        archive_timeout: ${ARCHIVE_TIMEOUT}s
   initdb:
     - encoding: UTF8
     - locale: C.UTF-8
@@ -267,15 +318,23 @@ postgresql:
   data_dir: $PG_DIR/node$i
   bin_dir: $PG_BIN
   pgpass: $PG_DIR/pgpass-node$i
+  create_replica_methods: [pgbackrest, basebackup]
+  pgbackrest:
+    command: pgbackrest --config=$PG_DIR/backup/node$i.conf --stanza=$STANZA --delta --type=standby$replica_set restore
+    keep_data: true
+    no_params: true
   # A new replica's base backup starts at once instead of after a spread checkpoint.
   basebackup:
     - checkpoint: fast
+$replica_recovery  callbacks:
+    on_role_change: $PG_DIR/bin/archive-after-promotion.sh $PG_BIN $PG_DIR/backup/node$i.conf $PG_DIR/node$i $PG_DIR ${!pg_var}
   authentication:
     superuser: {username: postgres}
     replication: {username: postgres}
     rewind: {username: postgres}
   parameters:
     unix_socket_directories: '$PG_DIR'
+    archive_command: '$(archive_command "$i")'
   pg_hba:
     - local all all trust
     - host all all 127.0.0.1/32 trust
@@ -345,15 +404,58 @@ stop_node() { # stop_node I: SIGTERM to Patroni, which stops its postgres first
 }
 
 # A lost host: Patroni, the postmaster and every backend die at once, nothing shuts down cleanly.
+# Also what works in the node's data directory: the archiver's archive-push, a grandchild of the
+# postmaster, would otherwise go on pushing WAL after its host is "lost".
 kill_leader() {
   local name i postmaster
   name=$(leader) || { log "no leader to kill"; return 1; }
   i=${name#node}
   postmaster=$(head -1 "$PG_DIR/node$i/postmaster.pid")
   # shellcheck disable=SC2046 # one pid per word
-  kill -KILL "$(cat "$DIR/patroni-$i.pid")" "$postmaster" $(ps -o pid= --ppid "$postmaster") 2>/dev/null || true
+  kill -KILL "$(cat "$DIR/patroni-$i.pid")" "$postmaster" $(ps -o pid= --ppid "$postmaster") $(working_in "$PG_DIR/node$i") 2>/dev/null || true
   rm -f "$DIR/patroni-$i.pid"
   echo "$name"
+}
+
+working_in() { # working_in DIR: the pids whose working directory is DIR
+  local proc
+  for proc in /proc/[0-9]*; do [[ $proc/cwd -ef $1 ]] && echo "${proc#/proc/}"; done
+  return 0
+}
+
+# Every node's host lost at once: each Patroni, postmaster, backend and whatever works in a data
+# directory SIGKILLed together (so that no node is promoted as another stops), waited for until gone. etcd, HAProxy, the instances and the
+# repository stay. Prints how many processes it killed.
+kill_nodes() {
+  local i postmaster pid pids=()
+  for ((i = 1; i <= 3; i++)); do
+    if [[ -f $DIR/patroni-$i.pid ]]; then
+      pids+=("$(cat "$DIR/patroni-$i.pid")")
+      rm -f "$DIR/patroni-$i.pid"
+    else # (a Patroni started by hand)
+      # shellcheck disable=SC2207 # one pid per word
+      pids+=($(pids_matching "patroni $PG_DIR/node$i.yml"))
+    fi
+    # shellcheck disable=SC2207 # one pid per word
+    [[ -d $PG_DIR/node$i ]] && pids+=($(working_in "$PG_DIR/node$i"))
+    postmaster=$(head -1 "$PG_DIR/node$i/postmaster.pid" 2>/dev/null) || continue
+    alive "$postmaster" || continue
+    # shellcheck disable=SC2207 # one pid per word
+    pids+=("$postmaster" $(ps -o pid= --ppid "$postmaster"))
+  done
+  ((${#pids[@]} > 0)) || { echo 0; return 0; }
+  kill -KILL "${pids[@]}" 2>/dev/null || true
+  for pid in "${pids[@]}"; do while alive "$pid"; do sleep 0.05; done; done
+  echo "${#pids[@]}"
+}
+
+# The whole database tier lost (restore's second drill): every node killed, every data directory removed.
+lose_nodes() {
+  local killed i at
+  killed=$(kill_nodes)
+  at=$(date +%s%3N)
+  for ((i = 1; i <= 3; i++)); do as_pg rm -rf "$PG_DIR/node$i"; done
+  echo "lost: node1 node2 node3 ($killed processes killed at $at ms since the epoch, data directories removed)"
 }
 
 # The member a switchover can go to. In synchronous mode Patroni switches over only to the
@@ -417,6 +519,7 @@ up() {
   if [[ -f $DIR/env ]]; then log "already up ($DIR/env exists): run down first"; exit 1; fi
   command -v haproxy >/dev/null || { log "installing Debian's haproxy"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq haproxy >/dev/null; }
   bash scripts/cluster/install-patroni.sh
+  bash scripts/cluster/install-pgbackrest.sh
   [[ -x $PG_BIN/initdb ]] || { log "no PostgreSQL binaries in $PG_BIN (apt-get install postgresql-15, or set PG_BIN)"; exit 1; }
   mkdir -p "$DIR"
   # If anything below fails, stop what was started.
@@ -473,11 +576,14 @@ up() {
   start_etcd
   # The first node bootstraps the cluster (initdb) and becomes the leader; the others then
   # clone it (pg_basebackup) and follow.
+  write_backup_configs
   for ((i = 1; i <= 3; i++)); do write_node_config "$i"; done
   log "Patroni node1 (PostgreSQL on 127.0.0.1:$NODE_1_PG_PORT, REST on $NODE_1_REST_PORT) bootstraps"
   start_patroni 1
   wait_for 120 "node1 as the leader (log $DIR/patroni-1.log)" rest 1 /primary
   as_pg "$PG_BIN/createdb" -h 127.0.0.1 -p "$NODE_1_PG_PORT" -U postgres petstore
+  log "pgBackRest stanza $STANZA, repository $PG_DIR/backup/repo"
+  create_stanza
   log "Patroni node2 and node3 (replicas)"
   start_patroni 2
   start_patroni 3
@@ -543,7 +649,8 @@ down() {
   stop_all TERM $( (pids_of_files 'patroni-*'; [[ -n $PG_DIR ]] && pids_matching "patroni $PG_DIR/node") | sort -u)
   if [[ -n $PG_DIR ]]; then
     # A postgres whose Patroni died before it: an immediate shutdown (the data goes below).
-    for node in "$PG_DIR"/node*/; do
+    # (and the throwaway recovery of a restore that was interrupted)
+    for node in "$PG_DIR"/node*/ "$PG_DIR"/archive-end/; do
       pid=$(head -1 "$node/postmaster.pid" 2>/dev/null) || continue
       if alive "$pid" && of_cluster "$pid"; then stop_all QUIT "$pid"; else log "${node}postmaster.pid: pid $pid was gone already"; fi
     done
@@ -583,7 +690,11 @@ case $command in
   leader) load_env; leader ;;
   kill-leader) load_env; kill_leader ;;
   start-node) load_env; start_node "${1#node}" ;;
+  lose-nodes) load_env; lose_nodes ;;
   switchover) load_env; switchover ;;
   healthy) load_env; healthy ;;
-  *) echo "usage: $0 up [N] | down | stop-instance I | kill-instance I | start-instance I | stop-replica | start-replica | leader | kill-leader | start-node NODE | switchover | healthy" >&2; exit 2 ;;
+  backup) load_env; backup "$@" ;;
+  check) load_env; check_backups ;;
+  restore) load_env; restore "$@" ;;
+  *) echo "usage: $0 up [N] | down | stop-instance I | kill-instance I | start-instance I | stop-replica | start-replica | leader | kill-leader | start-node NODE | lose-nodes | switchover | healthy | backup [full|diff|incr] | check | restore TIME|latest" >&2; exit 2 ;;
 esac

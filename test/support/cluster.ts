@@ -309,12 +309,13 @@ function bump(counts: Map<string, number>, key: string): void {
  * each create with an Idempotency-Key and retries it with the same key and body on a network error,
  * a 409 or a 5xx, after Retry-After (at most 1 s), until it is acknowledged. A pager walks every
  * page (limit=100) by the Link rel="next", retrying a failed page. stop() lets each create in
- * flight finish (so that every stored pet was acknowledged); abort() does not.
+ * flight finish (so that every stored pet was acknowledged); abort() does not. A create still
+ * unacknowledged after `giveUpMs` counts as given up.
  */
 export function carefulLoad(
   target: { balancerUrl: string; apiKey: string },
   prefix: string,
-  { clients = 12, pagers = 3 } = {},
+  { clients = 12, pagers = 3, giveUpMs = CREATE_GIVE_UP_MS } = {},
 ): Running & { observed: Observed; stop(): Promise<Observed> } {
   const observed: Observed = {
     acks: [],
@@ -359,7 +360,7 @@ export function carefulLoad(
       const body = JSON.stringify({ name, categoryId: 4 });
       const started = performance.now();
       for (let attempt = 0; !aborted.signal.aborted; attempt++) {
-        if (performance.now() - started > CREATE_GIVE_UP_MS) {
+        if (performance.now() - started > giveUpMs) {
           observed.gaveUp++;
           break;
         }
