@@ -105,16 +105,16 @@ describe('npm run migration:revert', () => {
         const whileWaiting = await instance.query<{ count: number }>('SELECT count(*)::int AS count FROM migrations');
         await instance.query('SELECT pg_advisory_unlock($1, $2)', MIGRATIONS_LOCK);
         const reverted = await running;
-        const after = await instance.query<{ count: number; lock_function: string | null }>(
-          `SELECT count(*)::int AS count, to_regprocedure('pets_take_lock()')::text AS lock_function FROM migrations`,
+        const after = await instance.query<{ count: number; floor_function: string | null }>(
+          `SELECT count(*)::int AS count, to_regprocedure('pets_note_id_floor()')::text AS floor_function FROM migrations`,
         );
         const again = await migrate(url);
 
         const last = MIGRATIONS[MIGRATIONS.length - 1]!.name;
         expect(whileWaiting.rows[0]?.count).toBe(MIGRATIONS.length);
         expect(reverted).toEqual({ code: 0, stdout: `Reverted ${last}\n`, stderr: '' });
-        // The last migration makes the trigger that takes the pets lock: its down dropped it and its function.
-        expect(after.rows[0]).toEqual({ count: MIGRATIONS.length - 1, lock_function: null });
+        // The last migration makes the trigger that notes the ids' floor: its down dropped it and its function.
+        expect(after.rows[0]).toEqual({ count: MIGRATIONS.length - 1, floor_function: null });
         expect(again).toEqual({ code: 0, stdout: `Applied ${last}\n`, stderr: '' });
       } finally {
         await instance.end();
