@@ -31,7 +31,7 @@ const cursorSecret = process.env.CURSOR_SECRET ?? 'baseline';
 const REALM = 'Bearer realm="petstore"';
 const NEW_PET_FIELDS = new Set(['name', 'categoryId', 'status']);
 const COLUMNS = 'id, name, category_id, status';
-// The contract says a client paging to the end never misses a pet; with no settled marks here,
+// The contract says a client paging to the end never misses a pet; with no high-water marks here,
 // creates commit in id order, one at a time under an exclusive lock (see docs/performance.md), on a
 // key of their own ('pets' in ASCII, 3) and their own table (bench/database.ts, baselineUrl()).
 const INSERT = `WITH serial AS MATERIALIZED (SELECT pg_advisory_xact_lock(1885697139, 3))

@@ -80,7 +80,7 @@ const DATA_SOURCE = getDataSourceToken();
         const { redisUrl } = config;
         if (redisUrl === null) return null;
         // The namespace of its keys is a secret kept in the database: instances of another database never share them.
-        const connect = async () => redisReadingQueueConnections(redisUrl, await sharedSecret(ds, 'settled-marks'));
+        const connect = async () => redisReadingQueueConnections(redisUrl, await sharedSecret(ds, 'high-water-marks'));
         return new RedisReadingQueue(connect, undefined, (line) => new Logger('Pets').warn(line));
       },
     },

@@ -303,7 +303,7 @@ bootstrap:$bootstrap_method
       parameters:
         max_connections: 200
         wal_log_hints: 'on'
-        # What each statement costs the node (scripts/cluster/bench.sh reads the settled marks' looks).
+        # What each statement costs the node (scripts/cluster/bench.sh reads the high-water marks' readings).
         shared_preload_libraries: pg_stat_statements
         wal_keep_size: 256MB
         archive_mode: '${ARCHIVE_MODE:-on}'

@@ -2,10 +2,10 @@ import { startRedis, type TestRedis } from '../support/redis-server.js';
 import { authorized, json, serversOnOneDatabase, type TestServer } from '../support/server.js';
 
 // "A pet acknowledged to a client is in that client's next list, on any instance." Each instance
-// keeps its own settled mark, and pages that end below it read no new one: the instance that did
+// keeps its own high-water mark, and pages that end below it read no new one: the instance that did
 // not take the create must still serve it to the next list that reaches it. With REDIS_URL the
-// instances share the looks that read their marks; a Redis that stops answering changes nothing
-// here but who looks.
+// instances share the readings of their marks; a Redis that stops answering changes nothing here
+// but who reads.
 const CLIENTS = 4;
 const CREATES_EACH = 25;
 const LIMIT = 10;

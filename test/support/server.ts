@@ -30,7 +30,7 @@ export type ServerOptions = {
   trustedProxies?: string;
   /** CORS_ORIGINS, as an operator writes it. */
   corsOrigins?: string;
-  /** REDIS_URL: the instances share their settled marks' looks there (and the rate limits, 'as configured'). */
+  /** REDIS_URL: the instances share their high-water marks' readings there (and the rate limits, 'as configured'). */
   redisUrl?: string;
 };
 

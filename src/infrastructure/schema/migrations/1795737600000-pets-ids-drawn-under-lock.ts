@@ -14,7 +14,7 @@ export class PetsIdsDrawnUnderLock1795737600000 implements MigrationInterface {
   name = 'PetsIdsDrawnUnderLock1795737600000';
 
   async up(queryRunner: QueryRunner): Promise<void> {
-    // The key is stated (TG_RELID: PETS_LOCK's value), not imported: a migration once run must keep doing what it did.
+    // The key is stated (TG_RELID: the pets table's own oid), not imported: a migration once run must keep doing what it did.
     await queryRunner.query(`
       CREATE FUNCTION pets_take_lock() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN

@@ -18,11 +18,11 @@ function listPetsOf(pets: InMemoryPetRepository): ListPets {
   return new ListPets(pets, new InMemoryHighWaterMarks(pets));
 }
 
-/** Marks as a test sets them: `settledUpTo` is what the next fresh read returns. */
+/** Marks as a test sets them: `nextUpToId` is what the next fresh read returns. */
 class ScriptedMarks extends HighWaterMarks {
   freshReads = 0;
   mark: HighWaterMark | null = null;
-  settledUpTo = 0;
+  nextUpToId = 0;
 
   last(): HighWaterMark | null {
     return this.mark;
@@ -33,7 +33,7 @@ class ScriptedMarks extends HighWaterMarks {
   fresh(): Promise<HighWaterMark> {
     this.freshReads++;
     if (this.failure !== null) return Promise.reject(this.failure);
-    this.mark = { upToId: this.settledUpTo };
+    this.mark = { upToId: this.nextUpToId };
     return Promise.resolve(this.mark);
   }
 }
@@ -91,10 +91,10 @@ describe('ListPets', () => {
   });
 
   describe('serves only settled pets', () => {
-    it('serves no pet above the settled mark, and gives no next page past it', async () => {
+    it('serves no pet above the high-water mark, and gives no next page past it', async () => {
       const pets = await storeWith(5);
       const marks = new ScriptedMarks();
-      marks.settledUpTo = 3;
+      marks.nextUpToId = 3;
 
       const page = await new ListPets(pets, marks).execute({ limit: 2, afterId: 1 });
 
@@ -104,7 +104,7 @@ describe('ListPets', () => {
     it('reads no new mark for a full page below the last one', async () => {
       const pets = await storeWith(10);
       const marks = new ScriptedMarks();
-      marks.settledUpTo = 10;
+      marks.nextUpToId = 10;
       await new ListPets(pets, marks).execute({ limit: 20 });
 
       const page = await new ListPets(pets, marks).execute({ limit: 2 });
@@ -116,10 +116,10 @@ describe('ListPets', () => {
     it('reads a fresh mark for a short page, so that the pets settled since are served', async () => {
       const pets = await storeWith(3);
       const marks = new ScriptedMarks();
-      marks.settledUpTo = 3;
+      marks.nextUpToId = 3;
       await new ListPets(pets, marks).execute({ limit: 20 });
       await pets.add(aNewPet());
-      marks.settledUpTo = 4;
+      marks.nextUpToId = 4;
 
       const page = await new ListPets(pets, marks).execute({ limit: 20 });
 
@@ -130,9 +130,9 @@ describe('ListPets', () => {
     it('reads a fresh mark for a page that reaches the last one', async () => {
       const pets = await storeWith(4);
       const marks = new ScriptedMarks();
-      marks.settledUpTo = 2;
+      marks.nextUpToId = 2;
       await new ListPets(pets, marks).execute({ limit: 20 });
-      marks.settledUpTo = 4;
+      marks.nextUpToId = 4;
 
       const page = await new ListPets(pets, marks).execute({ limit: 2 });
 
@@ -148,7 +148,7 @@ describe('ListPets', () => {
     ])('fails a short page rather than serve it as final under the old mark (%s)', async (_, failure) => {
       const pets = await storeWith(3);
       const marks = new ScriptedMarks();
-      marks.settledUpTo = 2;
+      marks.nextUpToId = 2;
       await new ListPets(pets, marks).execute({ limit: 20 });
       marks.failure = failure;
 
@@ -158,7 +158,7 @@ describe('ListPets', () => {
     it('still serves a full page below the last mark', async () => {
       const pets = await storeWith(5);
       const marks = new ScriptedMarks();
-      marks.settledUpTo = 5;
+      marks.nextUpToId = 5;
       await new ListPets(pets, marks).execute({ limit: 20 });
       marks.failure = new StoreUnavailableError();
 
@@ -184,10 +184,10 @@ describe('ListPets', () => {
       const pets = new ChangedStore();
       for (let i = 1; i <= 5; i++) await pets.add(aNewPet());
       const marks = new ScriptedMarks();
-      marks.settledUpTo = 5;
+      marks.nextUpToId = 5;
       await new ListPets(pets, marks).execute({ limit: 20 });
       pets.staleUpTo = marks.last();
-      marks.settledUpTo = 3;
+      marks.nextUpToId = 3;
 
       const page = await new ListPets(pets, marks).execute({ limit: 2 });
 
@@ -200,7 +200,7 @@ describe('ListPets', () => {
       const pets = new ChangedStore();
       await pets.add(aNewPet());
       const marks = new ScriptedMarks();
-      marks.settledUpTo = 1;
+      marks.nextUpToId = 1;
       const fresh = marks.fresh.bind(marks);
       marks.fresh = async () => (pets.staleUpTo = await fresh());
 
@@ -225,7 +225,7 @@ describe('ListPets', () => {
       const pets = new CountedStore();
       for (let i = 1; i <= 3; i++) await pets.add(aNewPet());
       const marks = new ScriptedMarks();
-      marks.settledUpTo = 3;
+      marks.nextUpToId = 3;
       const listPets = new ListPets(pets, marks);
       await listPets.execute({ limit: 20 });
       pets.pagesRead = 0;
@@ -233,7 +233,7 @@ describe('ListPets', () => {
       const same = await listPets.execute({ limit: 20 });
       const sameReads = pets.pagesRead;
       await pets.add(aNewPet());
-      marks.settledUpTo = 4;
+      marks.nextUpToId = 4;
       const newer = await listPets.execute({ limit: 20 });
 
       expect(sameReads).toBe(1);
@@ -246,7 +246,7 @@ describe('ListPets', () => {
       const pets = new CountedStore();
       for (let i = 1; i <= 5; i++) await pets.add(aNewPet());
       const marks = new ScriptedMarks();
-      marks.settledUpTo = 5;
+      marks.nextUpToId = 5;
       const listPets = new ListPets(pets, marks);
       await listPets.execute({ limit: 20 });
       const failure = new StoreUnavailableError();

@@ -136,7 +136,7 @@ describe('HealthController.ready', () => {
     expect(answer).toMatchObject({ message: 'The service is shutting down', headers: { 'Retry-After': '1' } });
   });
 
-  it('is not ready before it holds a settled mark, and a mark that comes late does not hang the check', async () => {
+  it('is not ready before it holds a high-water mark, and a mark that comes late does not hang the check', async () => {
     const { health, marks } = await setUp();
     marks.held = false;
     jest.useFakeTimers();
@@ -155,7 +155,7 @@ describe('HealthController.ready', () => {
 
   it('stays ready while the pets do without something, and says what, after the database', async () => {
     const { health, marks, primary, replicas } = await setUp();
-    marks.degraded = 'Redis does not answer: each instance reads its own settled marks';
+    marks.degraded = 'Redis does not answer: each instance reads its own high-water marks';
     primary.failure = new StoreUnavailableError();
     replicas.states = [replica(true)];
 
@@ -163,12 +163,12 @@ describe('HealthController.ready', () => {
       status: 'ok',
       degraded: [
         expect.stringMatching(/^the primary database does not answer/),
-        'Redis does not answer: each instance reads its own settled marks',
+        'Redis does not answer: each instance reads its own high-water marks',
       ],
     });
   });
 
-  it('reads a first settled mark itself, and is ready once it holds one', async () => {
+  it('reads a first high-water mark itself, and is ready once it holds one', async () => {
     const { health, marks } = await setUp();
     marks.held = false;
     marks.answers = true;
