@@ -6,7 +6,7 @@ import { DatabaseServer } from './infrastructure/platform/database/database-serv
 import { StartupError } from './infrastructure/platform/database/wait-for-database.js';
 import { EmbeddedPostgresError } from './infrastructure/platform/database/embedded-postgres.js';
 import { announceFirstRunKey } from './interface/cli/first-run-key.js';
-import { flushLog, startupLogger } from './interface/http/platform/logging.js';
+import { flushLog, printOnStdout, startupLogger } from './interface/http/platform/logging.js';
 import { drain } from './interface/http/platform/shutdown.js';
 import { stopTracing } from './infrastructure/platform/observability/tracing.js';
 import { propertyOf } from './infrastructure/platform/property-of.js';
@@ -50,17 +50,18 @@ async function main(): Promise<void> {
   await announced;
 }
 
-/** The listening line, then the first-run key banner (after the JSON log's batch, so in that order). */
+/** The listening line, then the first-run key banner (through the log's buffer, so in that order). */
 async function announceStart(app: NestExpressApplication, config: Config): Promise<void> {
   const where = config.databaseUrl === null ? `embedded PostgreSQL in ${config.dataDir}` : 'DATABASE_URL';
   logger.log(`Pet Store listening on http://${config.host}:${config.port} (database: ${where}); docs at /docs`);
-  await flushLog();
   // Only now: a start that failed has issued nothing, so no one-time key is ever lost.
   await announceFirstRunKey(app.get(ApiKeys), {
     embedded: config.databaseUrl === null,
     dataDir: config.dataDir,
     log: (line) => logger.warn(line),
+    print: printOnStdout,
   });
+  await flushLog();
 }
 
 async function listen(app: NestExpressApplication, config: Config): Promise<void> {

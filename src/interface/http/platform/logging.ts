@@ -151,8 +151,18 @@ function stdoutDestination(): ReturnType<typeof pino.destination> {
 }
 
 /**
- * Writes out what the stdout log still holds: before the process exits, and before anything is
- * written to stdout past the log (the first-run key banner). pino's own flush at exit is
+ * Text for the terminal on stdout (the first-run key banner), in the log's own buffer when the JSON
+ * log holds one: a write beside it could overtake lines still buffered (a flush asked for while a
+ * batch is being written calls back without writing what came after that batch).
+ */
+export function printOnStdout(text: string): void {
+  if (stdout === null) process.stdout.write(text);
+  else stdout.write(text);
+}
+
+/**
+ * Writes out what the stdout log still holds: before the process exits, and after the first-run
+ * key banner, so that it shows at once. pino's own flush at exit is
  * synchronous, and a synchronous write that meets a reader gone away (`main.js | head`, EPIPE) is
  * retried forever by sonic-boom, so the process never exits. An asynchronous one that meets EPIPE
  * makes pino stop writing, and the exit then goes through.
