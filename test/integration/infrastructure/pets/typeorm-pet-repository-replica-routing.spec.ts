@@ -123,6 +123,10 @@ describe('TypeOrmReplicas with ReplicaRoutingPetRepository', () => {
     const before = new WalHighWaterMark(created.id, row?.position ?? '', (row?.timeline ?? 0) - 1);
 
     await expect(pets.list({ limit: 100, upTo: before })).rejects.toBeInstanceOf(StaleMarkError);
+    // An empty page too: under a fresh mark it would be the last page, served as complete.
+    await expect(pets.list({ limit: 100, afterId: created.id, upTo: before })).rejects.toBeInstanceOf(StaleMarkError);
+    const current = new WalHighWaterMark(created.id, row?.position ?? '', row?.timeline ?? 0);
+    expect(await pets.list({ limit: 100, afterId: created.id, upTo: current })).toEqual([]);
     expect(replicas.set.status()).toEqual([expect.objectContaining({ usable: true })]);
   });
 
