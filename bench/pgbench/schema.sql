@@ -38,9 +38,10 @@ SET search_path = pgbench_pets;
 CREATE TABLE pets (LIKE pgbench_plain_pets.pets INCLUDING ALL);
 CREATE FUNCTION pets_note_id_floor() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  PERFORM set_config('petstore.pets_id_floor', greatest(
-    coalesce(pg_sequence_last_value('pgbench_pets.pets_id_seq'::regclass), 0),
-    coalesce((SELECT max(id) FROM pgbench_pets.pets), 0))::text, true);
+  PERFORM set_config('petstore.pets_id_floor', (
+    SELECT CASE WHEN (SELECT id FROM pgbench_pets.pets WHERE id > drawn ORDER BY id LIMIT 1) IS NULL
+      THEN drawn ELSE 9223372036854775807 END
+    FROM (SELECT coalesce(pg_sequence_last_value('pgbench_pets.pets_id_seq'::regclass), 0) AS drawn) AS sequence)::text, true);
   RETURN NULL;
 END $$;
 CREATE TRIGGER pets_note_id_floor BEFORE INSERT ON pets FOR EACH STATEMENT EXECUTE FUNCTION pets_note_id_floor();

@@ -9,11 +9,12 @@ import { PetsIdsDrawnUnderLock1795737600000 } from './1795737600000-pets-ids-dra
  *
  * What the table lock cannot vouch for is the id itself: one drawn from a session's sequence cache
  * (`ALTER SEQUENCE ... CACHE n`), after the sequence was set back (RESTART, setval, CYCLE), or
- * given by the writer. A statement trigger notes the floor, the highest id drawn or stored when the
- * statement starts, and a row trigger refuses an id that is not above it or is not the one its
- * default just drew. A cached id is refused with SQLSTATE 40001 (retry) once the session's cache
- * is discarded, so a retry draws a fresh one. Both fire ALWAYS: also for sessions with
- * `session_replication_role = replica`. docs/internals.md, "Exact paging", says why each is needed.
+ * given by the writer. A statement trigger notes the floor, the highest id drawn when the statement
+ * starts (the largest bigint while ids above that are stored), and a row trigger refuses an id that
+ * is not above it or is not the one its default just drew. A cached id is refused with SQLSTATE
+ * 40001 (retry) once the session's cache is discarded, so a retry draws a fresh one. Both fire
+ * ALWAYS: also for sessions with `session_replication_role = replica`. docs/internals.md, "Exact
+ * paging", says why each is needed.
  */
 export class PetsIdsAboveTheFloor1796083200000 implements MigrationInterface {
   name = 'PetsIdsAboveTheFloor1796083200000';
@@ -32,9 +33,14 @@ export class PetsIdsAboveTheFloor1796083200000 implements MigrationInterface {
     await queryRunner.query(`
       CREATE FUNCTION pets_note_id_floor() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
-        PERFORM set_config('petstore.pets_id_floor', greatest(
-          coalesce(pg_sequence_last_value('${sequence}'::regclass), 0),
-          coalesce((SELECT max(id) FROM ${pets}), 0))::text, true);
+        -- One statement: its snapshot is taken before the sequence is read, so every row it sees
+        -- has an id drawn before, at or below last_value, unless the sequence was set back. Then
+        -- nothing is above the floor until the sequence has passed every stored id. A probe for
+        -- one id above, not max(id), which walks back over the rows still being inserted.
+        PERFORM set_config('petstore.pets_id_floor', (
+          SELECT CASE WHEN (SELECT id FROM ${pets} WHERE id > drawn ORDER BY id LIMIT 1) IS NULL
+            THEN drawn ELSE 9223372036854775807 END
+          FROM (SELECT coalesce(pg_sequence_last_value('${sequence}'::regclass), 0) AS drawn) AS sequence)::text, true);
         RETURN NULL;
       END $$`);
     await queryRunner.query(`
@@ -48,7 +54,7 @@ export class PetsIdsAboveTheFloor1796083200000 implements MigrationInterface {
             USING ERRCODE = 'generated_always', HINT = 'Leave id to its default.';
         END IF;
         EXECUTE 'DISCARD SEQUENCES';
-        RAISE EXCEPTION 'id % of pets is not above %, the highest id drawn or stored when the statement began: it came from a sequence cache, or the sequence was set back',
+        RAISE EXCEPTION 'id % of pets is not above %, the floor when the statement began (the highest id drawn, or the largest bigint while ids above it are stored): it came from a sequence cache, or the sequence was set back',
           NEW.id, current_setting('petstore.pets_id_floor', true)
           USING ERRCODE = 'serialization_failure',
             HINT = 'This session''s cached ids were discarded: retry. Keep the sequence at CACHE 1 and ahead of every id stored.';
