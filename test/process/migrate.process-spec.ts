@@ -109,6 +109,9 @@ describe('npm run migration:revert', () => {
           `SELECT count(*)::int AS count, to_regprocedure('pets_note_id_floor()')::text AS floor_function FROM migrations`,
         );
         const again = await migrate(url);
+        const reapplied = await instance.query<{ floor_function: string | null }>(
+          `SELECT to_regprocedure('pets_note_id_floor()')::text AS floor_function`,
+        );
 
         const last = MIGRATIONS[MIGRATIONS.length - 1]!.name;
         expect(whileWaiting.rows[0]?.count).toBe(MIGRATIONS.length);
@@ -116,6 +119,7 @@ describe('npm run migration:revert', () => {
         // The last migration makes the trigger that notes the ids' floor: its down dropped it and its function.
         expect(after.rows[0]).toEqual({ count: MIGRATIONS.length - 1, floor_function: null });
         expect(again).toEqual({ code: 0, stdout: `Applied ${last}\n`, stderr: '' });
+        expect(reapplied.rows[0]).toEqual({ floor_function: 'pets_note_id_floor()' });
       } finally {
         await instance.end();
       }
